@@ -1,0 +1,5 @@
+import sys
+
+from .cmd.main import main
+
+sys.exit(main())

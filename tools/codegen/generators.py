@@ -1,0 +1,18 @@
+"""The registry of generators run by `python -m tools.codegen`.
+
+A generator takes the repository root and returns `{relative path: content}`; it must be
+deterministic, so that `--check` can compare its output with the files on disk. A generator may also
+own a folder (`OWNED_DIRS`): files there that it no longer produces are reported stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+Generator = Callable[[Path], dict[str, str]]
+
+GENERATORS: dict[str, Generator] = {}
+
+# Folders whose every file must come from a generator (stale leftovers fail --check).
+OWNED_DIRS: dict[str, tuple[str, ...]] = {}
