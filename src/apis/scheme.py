@@ -1,0 +1,241 @@
+"""A registry of API kinds, like client-go's `runtime.Scheme`, with the admission pipeline.
+
+Each API group package registers its kinds on import (`SCHEME.register(Kind(...))`): the typed
+msgspec Struct, `apply_defaults(obj, gates)` (what Agones' mutating webhook plus the CRD schema
+defaults give; `None` when the kind has no mutating webhook: then only schema defaults apply),
+`validate(obj, gates) -> list[FieldError]` (CRD schema checks plus the validating webhook's rules)
+and optionally `validate_update(old, new, gates)`. `load()` imports every group listed in `GROUPS`:
+add a group's package there (one line) when it exists.
+
+`decode` turns JSON (bytes, str or an already-parsed dict) into the registered type after the
+apiserver's structural checks (every type or enum error at once, as a `DecodeError` carrying
+`FieldError`s); `decode_json(cls, data)` is the fast path for trusted apiserver output. `encode`
+gives the JSON-ready dict. `admit(data, gates)` runs the whole create/update pipeline and never
+raises: it returns the defaulted object (when decodable) and every error.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from ..featuregates import DEFAULT_GATES, FeatureGates
+from .field import ErrorType, FieldError, Path, invalid, required
+from .meta import schema
+
+# Group packages (relative to this package) imported by `load()`; each registers its kinds.
+GROUPS: tuple[str, ...] = ()
+
+T = TypeVar("T", bound=msgspec.Struct)
+
+ApplyDefaults = Callable[[Any, FeatureGates], None]
+Validate = Callable[[Any, FeatureGates], list[FieldError]]
+ValidateUpdate = Callable[[Any, Any, FeatureGates], list[FieldError]]
+
+
+@dataclass(frozen=True)
+class Kind(Generic[T]):
+    group: str
+    version: str
+    kind: str
+    plural: str
+    type: type[T]
+    validate: Validate
+    apply_defaults: ApplyDefaults | None = None
+    validate_update: ValidateUpdate | None = None
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+class DecodeError(ValueError):
+    """The data cannot become a typed object; `errors` says why, field by field."""
+
+    def __init__(self, message: str, errors: list[FieldError]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+class UnknownKindError(DecodeError):
+    pass
+
+
+@dataclass
+class Admission:
+    """Outcome of `Scheme.admit`: the defaulted object (None if undecodable) and all errors."""
+
+    obj: Any
+    errors: list[FieldError] = field(default_factory=list)
+    kind: Kind[Any] | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return not self.errors
+
+
+def _validation_error_to_field(err: msgspec.ValidationError) -> FieldError:
+    # msgspec says e.g. "Expected `int`, got `str` - at `$.spec.ports[0].containerPort`".
+    text = str(err)
+    path = ""
+    if " - at `$" in text:
+        text, _, where = text.partition(" - at `$")
+        path = where.rstrip("`").lstrip(".")
+    return FieldError(ErrorType.INVALID, path, text)
+
+
+class Scheme:
+    def __init__(self) -> None:
+        self._by_gvk: dict[tuple[str, str], Kind[Any]] = {}
+        self._by_type: dict[type, Kind[Any]] = {}
+
+    def register(self, kind: Kind[Any]) -> None:
+        key = (kind.api_version, kind.kind)
+        existing = self._by_gvk.get(key)
+        if existing is not None and existing != kind:
+            raise ValueError(f"{kind.kind} in {kind.api_version} is already registered")
+        self._by_gvk[key] = kind
+        self._by_type[kind.type] = kind
+
+    def kinds(self) -> list[Kind[Any]]:
+        return list(self._by_gvk.values())
+
+    def lookup(self, api_version: str, kind: str) -> Kind[Any]:
+        try:
+            return self._by_gvk[(api_version, kind)]
+        except KeyError:
+            raise UnknownKindError(
+                f'no kind "{kind}" is registered for version "{api_version}"', []
+            ) from None
+
+    def kind_of(self, obj: Any) -> Kind[Any]:
+        try:
+            return self._by_type[type(obj)]
+        except KeyError:
+            raise UnknownKindError(f"{type(obj).__name__} is not a registered kind", []) from None
+
+    # -- codec --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _parse(data: bytes | str | dict[str, Any]) -> dict[str, Any]:
+        if isinstance(data, dict):
+            return data
+        try:
+            parsed = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise DecodeError(f"couldn't decode JSON: {err}", []) from None
+        if not isinstance(parsed, dict):
+            raise DecodeError("the object must be a JSON object", [])
+        return parsed
+
+    def decode(self, data: bytes | str | dict[str, Any]) -> Any:
+        """Decode any registered kind, chosen by its `apiVersion` and `kind`."""
+        raw = self._parse(data)
+        errs: list[FieldError] = []
+        api_version, kind_name = raw.get("apiVersion"), raw.get("kind")
+        if not isinstance(api_version, str) or not api_version:
+            errs.append(required(Path("apiVersion")))
+        if not isinstance(kind_name, str) or not kind_name:
+            errs.append(required(Path("kind")))
+        if errs:
+            raise DecodeError("Object 'apiVersion' and 'kind' must be set", errs)
+        kind = self.lookup(str(api_version), str(kind_name))
+        return self.decode_as(kind.type, raw)
+
+    def decode_as(self, cls: type[T], data: bytes | str | dict[str, Any]) -> T:
+        """Decode into `cls` after the structural checks; `DecodeError` lists every problem."""
+        raw = self._parse(data)
+        cleaned, errs = schema.check_types(raw, cls)
+        if errs:
+            raise DecodeError("the object does not match its schema", errs)
+        try:
+            return msgspec.convert(cleaned, cls)
+        except msgspec.ValidationError as err:
+            raise DecodeError(str(err), [_validation_error_to_field(err)]) from None
+
+    @staticmethod
+    def decode_json(cls: type[T], data: bytes | str) -> T:
+        """Fast path for trusted JSON (apiserver responses): no structural pass."""
+        result: T = _decoder(cls).decode(data)
+        return result
+
+    @staticmethod
+    def encode(obj: msgspec.Struct) -> dict[str, Any]:
+        out: dict[str, Any] = msgspec.to_builtins(obj)
+        return out
+
+    @staticmethod
+    def encode_json(obj: msgspec.Struct) -> bytes:
+        return _ENCODER.encode(obj)
+
+    # -- defaults and validation -------------------------------------------------------------
+
+    def apply_defaults(self, obj: Any, gates: FeatureGates = DEFAULT_GATES) -> None:
+        kind = self.kind_of(obj)
+        if kind.apply_defaults is not None:
+            kind.apply_defaults(obj, gates)
+        else:
+            schema.apply_schema_defaults(obj)
+
+    def validate(self, obj: Any, gates: FeatureGates = DEFAULT_GATES) -> list[FieldError]:
+        return self.kind_of(obj).validate(obj, gates)
+
+    def validate_update(
+        self, old: Any, new: Any, gates: FeatureGates = DEFAULT_GATES
+    ) -> list[FieldError]:
+        kind = self.kind_of(new)
+        errs = kind.validate(new, gates)
+        if kind.validate_update is not None:
+            errs += kind.validate_update(old, new, gates)
+        return errs
+
+    def admit(
+        self,
+        data: bytes | str | dict[str, Any],
+        gates: FeatureGates = DEFAULT_GATES,
+        old: Any = None,
+    ) -> Admission:
+        """Decode, default and validate as a create (or, with `old`, an update); never raises."""
+        try:
+            obj = self.decode(data)
+        except DecodeError as err:
+            errors = err.errors or [invalid(Path(), "", str(err))]
+            return Admission(None, errors)
+        except Exception as err:  # a malformed object must never crash admission
+            return Admission(None, [FieldError(ErrorType.INTERNAL, "", detail=repr(err))])
+        kind = self.kind_of(obj)
+        try:
+            if old is None:
+                self.apply_defaults(obj, gates)
+                errors = self.validate(obj, gates)
+            else:
+                errors = self.validate_update(old, obj, gates)
+        except Exception as err:  # a bug in a rule is reported, not raised
+            errors = [FieldError(ErrorType.INTERNAL, "", detail=f"{type(err).__name__}: {err}")]
+        return Admission(obj, errors, kind)
+
+
+@functools.cache
+def _decoder(cls: type[T]) -> msgspec.json.Decoder[T]:
+    return msgspec.json.Decoder(cls)
+
+
+_ENCODER = msgspec.json.Encoder()
+
+SCHEME = Scheme()
+
+
+def load() -> Scheme:
+    """Import every group in `GROUPS` (registering its kinds) and return the scheme."""
+    for name in GROUPS:
+        importlib.import_module(name, __package__)
+    return SCHEME

@@ -1,0 +1,70 @@
+from typing import Annotated
+
+import msgspec
+import pytest
+from msgspec import UNSET, UnsetType
+
+from agones.apis.field import FieldError, Path, invalid
+from agones.apis.meta.objectmeta import ObjectMeta
+from agones.apis.meta.schema import crd
+from agones.apis.scheme import DecodeError, Kind, Scheme, UnknownKindError
+from agones.featuregates import FeatureGates
+
+
+class WidgetSpec(msgspec.Struct, rename="camel", omit_defaults=True):
+    size: Annotated[int, crd(default=3, minimum=1)] | UnsetType = UNSET
+
+
+class Widget(msgspec.Struct, rename="camel", omit_defaults=True):
+    api_version: str | UnsetType = UNSET
+    kind: str | UnsetType = UNSET
+    metadata: ObjectMeta | UnsetType = UNSET
+    spec: WidgetSpec | UnsetType = UNSET
+
+
+def _validate(obj: Widget, gates: FeatureGates) -> list[FieldError]:
+    assert obj.spec is not UNSET and obj.spec.size is not UNSET
+    return [invalid(Path("spec", "size"), obj.spec.size, "too big")] if obj.spec.size > 9 else []
+
+
+@pytest.fixture
+def scheme() -> Scheme:
+    s = Scheme()
+    s.register(Kind("example.dev", "v1", "Widget", "widgets", Widget, _validate))
+    return s
+
+
+def test_decode_encode_round_trip_keeps_presence(scheme: Scheme) -> None:
+    data = {
+        "apiVersion": "example.dev/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "labels": {}, "generation": 0},
+        "spec": {"size": 0},
+    }
+    obj = scheme.decode(data)
+    assert isinstance(obj, Widget)
+    assert scheme.encode(obj) == data
+    assert scheme.decode_json(Widget, scheme.encode_json(obj)) == obj
+
+
+def test_decode_errors(scheme: Scheme) -> None:
+    with pytest.raises(UnknownKindError):
+        scheme.decode({"apiVersion": "example.dev/v1", "kind": "Gadget"})
+    with pytest.raises(DecodeError) as err:
+        scheme.decode({"kind": "Widget"})
+    assert [e.field for e in err.value.errors] == ["apiVersion"]
+    with pytest.raises(DecodeError) as err:
+        scheme.decode(b"{not json")
+    with pytest.raises(DecodeError) as err:
+        scheme.decode(b"[1]")
+
+
+def test_admit_defaults_validates_and_never_raises(scheme: Scheme) -> None:
+    ok = scheme.admit({"apiVersion": "example.dev/v1", "kind": "Widget", "spec": {}})
+    assert ok.allowed and ok.obj.spec.size == 3
+    bad = scheme.admit({"apiVersion": "example.dev/v1", "kind": "Widget", "spec": {"size": 10}})
+    assert [str(e) for e in bad.errors] == ["spec.size: Invalid value: 10: too big"]
+    garbage = scheme.admit({"apiVersion": "example.dev/v1", "kind": "Widget", "spec": []})
+    assert garbage.obj is None and garbage.errors[0].reason == "FieldValueTypeInvalid"
+    crashing = scheme.admit({"apiVersion": "example.dev/v1", "kind": "Widget"})  # _validate asserts
+    assert crashing.errors[0].reason == "InternalError"
