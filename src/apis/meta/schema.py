@@ -13,7 +13,8 @@ msgspec itself, because Kubernetes checks the schema only *after* mutating webho
 Enumerations are `enum.StrEnum` types. `None` in a field's type means the schema allows `null`.
 `go=` says how Go's `encoding/json` writes the field, for `go_roundtrip`: `"omitempty"` (the default:
 zero values dropped), `"ptr"` (a pointer with omitempty: only nil dropped), `"value"` (a struct value:
-always written, `{}` when empty), `"always"` (no omitempty: zero values written).
+always written, `{}` when empty), `"always"` (no omitempty: zero values written), `"absent"` (the Go
+type has no such field: a Go webhook drops it; e.g. CRD-only `immutableReplicas`).
 
 Passes (all pure apart from the documented in-place ones):
 * `check_types(raw, cls)`: the apiserver's structural checks on raw JSON before decoding: JSON types
@@ -70,7 +71,7 @@ _PROPS = frozenset(
         "format",
     }
 )
-_GO_KINDS = frozenset({"omitempty", "ptr", "value", "always"})
+_GO_KINDS = frozenset({"omitempty", "ptr", "value", "always", "absent"})
 _INT64 = (-(2**63), 2**63 - 1)
 
 
@@ -164,10 +165,15 @@ def _expected(t: mi.Type) -> str:
     return "object"
 
 
-def _type_error(path: Path, value: Any, t: mi.Type) -> FieldError:
+def type_error(path: Path, value: Any, expected: str) -> FieldError:
+    """The apiserver's JSON-type error: `<path> in body must be of type <expected>: "<actual>"`."""
     actual = _json_type(value)
-    detail = f'{path} in body must be of type {_expected(t)}: "{actual}"'
+    detail = f'{path} in body must be of type {expected}: "{actual}"'
     return FieldError(ErrorType.TYPE_INVALID, str(path), actual, detail)
+
+
+def _type_error(path: Path, value: Any, t: mi.Type) -> FieldError:
+    return type_error(path, value, _expected(t))
 
 
 def _matches(value: Any, t: mi.Type) -> bool:
@@ -398,6 +404,8 @@ def _is_zero(value: Any) -> bool:
 
 def _go_zero(spec: TypeSpec) -> Any:
     t = spec.type
+    if spec.nullable:  # a Go pointer, slice or map: nil
+        return None
     if isinstance(t, mi.IntType):
         return 0
     if isinstance(t, mi.FloatType):
@@ -406,8 +414,6 @@ def _go_zero(spec: TypeSpec) -> Any:
         return False
     if isinstance(t, mi.StrType):
         return ""
-    if spec.nullable:
-        return None
     return UNSET
 
 
@@ -422,7 +428,9 @@ def go_roundtrip(obj: Any) -> None:
             kind = f.spec.props.get("go", "omitempty")
             if f.spec.props.get("preserve_unknown"):
                 continue
-            if kind == "omitempty":
+            if kind == "absent":
+                value = UNSET
+            elif kind == "omitempty":
                 if value is not UNSET and _is_zero(value):
                     value = UNSET
             elif kind == "ptr":

@@ -1,0 +1,1 @@
+"""The `agones.dev` API group."""

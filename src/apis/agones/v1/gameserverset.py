@@ -1,0 +1,163 @@
+"""The GameServerSet resource (Go `pkg/apis/agones/v1/gameserverset.go`).
+
+A GameServerSet keeps `spec.replicas` GameServers made from `spec.template`. It has no mutating
+webhook: `apply_defaults` gives only the CRD schema defaults. `validate` checks the schema (incl.
+the scale subresource's replicas rule) and then the webhook rules: name length, the template's
+GameServer spec (validated with GameServer defaults applied to a copy), template metadata, and
+`priorities` only with CountsAndLists. `validate_update` adds: the template is immutable.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Annotated
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+
+from ....featuregates import Feature, FeatureGates
+from ...field import FieldError, GoValue, Path, forbidden, invalid
+from ...meta import schema
+from ...meta.objectmeta import ObjectMeta
+from ...meta.schema import crd
+from ...meta.validation import validate_object_meta_name
+from ...scheduling import SchedulingStrategy
+from . import common, gameserver_validation
+from .common import (
+    AggregatedCounterStatus,
+    AggregatedListStatus,
+    AggregatedPlayerStatus,
+    AllocationOverflow,
+    Priority,
+)
+from .gameserver import GameServerSpec, GameServerTemplateSpec
+
+KIND = "GameServerSet"
+GAME_SERVER_SET_GAME_SERVER_LABEL = "agones.dev/gameserverset"
+
+
+class GameServerSetSpec(Struct, rename="camel", omit_defaults=True):
+    replicas: Annotated[int, crd(go="always", required=True, minimum=0)] | UnsetType = UNSET
+    allocation_overflow: Annotated[AllocationOverflow, crd(go="ptr")] | UnsetType | None = UNSET
+    scheduling: SchedulingStrategy | UnsetType = UNSET
+    priorities: list[Priority] | UnsetType = UNSET
+    template: Annotated[GameServerTemplateSpec, crd(go="value", required=True)] | UnsetType = UNSET
+
+
+class GameServerSetStatus(Struct, rename="camel", omit_defaults=True):
+    replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    ready_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    reserved_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    allocated_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    shutdown_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    players: Annotated[AggregatedPlayerStatus, crd(go="ptr")] | UnsetType | None = UNSET
+    counters: dict[str, AggregatedCounterStatus] | UnsetType = UNSET
+    lists: dict[str, AggregatedListStatus] | UnsetType = UNSET
+
+
+class GameServerSet(Struct, rename="camel", omit_defaults=True):
+    api_version: str | UnsetType = UNSET
+    kind: str | UnsetType = UNSET
+    metadata: Annotated[ObjectMeta, crd(go="value")] | UnsetType = UNSET
+    spec: Annotated[GameServerSetSpec, crd(go="value", required=True)] | UnsetType = UNSET
+    # Status is a subresource: the apiserver ignores it on create and update of the main resource.
+    status: Annotated[GameServerSetStatus, crd(go="ptr")] | UnsetType | None = UNSET
+
+
+def template_spec(template: GameServerTemplateSpec | UnsetType) -> GameServerSpec:
+    """The GameServer spec inside a template (empty when absent)."""
+    if isinstance(template, GameServerTemplateSpec) and template.spec is not UNSET:
+        return template.spec
+    return GameServerSpec()
+
+
+def apply_defaults(gss: GameServerSet, gates: FeatureGates) -> None:
+    """GameServerSets have no mutating webhook: only CRD schema defaults apply."""
+    schema.apply_schema_defaults(gss)
+
+
+def validate_replicas_scale(replicas: object) -> list[FieldError]:
+    """The scale subresource's check on `.spec.replicas` (its path keeps the leading dot)."""
+    if isinstance(replicas, int) and replicas < 0:
+        return [invalid(".spec.replicas", replicas, "should be a non-negative integer")]
+    return []
+
+
+def validate_metadata(meta: ObjectMeta | UnsetType) -> list[FieldError]:
+    """The apiserver's metadata checks on create: name or generateName, labels, annotations."""
+    m = meta if isinstance(meta, ObjectMeta) else ObjectMeta()
+    errs = validate_object_meta_name(
+        m.name if isinstance(m.name, str) else None,
+        m.generate_name if isinstance(m.generate_name, str) else None,
+        Path("metadata"),
+    )
+    return errs + common.validate_object_meta(m.labels, m.annotations, Path("metadata"))
+
+
+def validate_template_schema(template: GameServerTemplateSpec | UnsetType) -> list[FieldError]:
+    spec = template_spec(template)
+    return gameserver_validation.validate_pod_template_schema(
+        spec.template, Path("spec", "template", "spec", "template")
+    )
+
+
+def validate_gs_spec(
+    template: GameServerTemplateSpec | UnsetType, gates: FeatureGates
+) -> list[FieldError]:
+    """`validateGSSpec`: the template's GameServer spec, validated with defaults on a copy."""
+    spec = copy.deepcopy(template_spec(template))
+    gameserver_validation.apply_spec_defaults(spec)
+    errs = gameserver_validation.validate_spec(spec, gates, "", Path("spec", "template", "spec"))
+    meta = template.metadata if isinstance(template, GameServerTemplateSpec) else UNSET
+    if isinstance(meta, ObjectMeta):
+        errs += common.validate_object_meta(
+            meta.labels, meta.annotations, Path("spec", "template", "metadata")
+        )
+    return errs
+
+
+def priorities_forbidden(priorities: object, gates: FeatureGates) -> list[FieldError]:
+    if priorities is not UNSET and not gates.enabled(Feature.COUNTS_AND_LISTS):
+        return [forbidden(Path("spec", "priorities"), "FeatureCountsAndLists is not enabled")]
+    return []
+
+
+def validate(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
+    """Every error the apiserver returns for this GameServerSet (schema first, then webhook)."""
+    spec = gss.spec if isinstance(gss.spec, GameServerSetSpec) else GameServerSetSpec()
+    errs = validate_metadata(gss.metadata)
+    errs += schema.validate_schema(gss, Path())
+    errs += validate_template_schema(spec.template)
+    errs += validate_replicas_scale(spec.replicas)
+    if errs:
+        return errs
+    meta = gss.metadata if isinstance(gss.metadata, ObjectMeta) else ObjectMeta()
+    errs += common.validate_name(meta.name, Path("metadata"))
+    errs += validate_gs_spec(spec.template, gates)
+    errs += priorities_forbidden(spec.priorities, gates)
+    return errs
+
+
+def _go_form(template: GameServerTemplateSpec | UnsetType) -> object:
+    if not isinstance(template, GameServerTemplateSpec):
+        return None
+    clone = copy.deepcopy(template)
+    schema.go_roundtrip(clone)
+    return msgspec.to_builtins(clone)
+
+
+def validate_update(
+    old: GameServerSet, new: GameServerSet, gates: FeatureGates
+) -> list[FieldError]:
+    """On update the template must not change (compared as Go would see the two templates)."""
+    old_t = old.spec.template if isinstance(old.spec, GameServerSetSpec) else UNSET
+    new_t = new.spec.template if isinstance(new.spec, GameServerSetSpec) else UNSET
+    if _go_form(old_t) != _go_form(new_t):
+        return [
+            invalid(
+                Path("spec", "template"),
+                GoValue("v1.GameServerTemplateSpec{…}"),
+                "GameServerSet template cannot be updated",
+            )
+        ]
+    return []
