@@ -129,6 +129,8 @@ class Scheme:
     def _parse(data: bytes | str | dict[str, Any]) -> dict[str, Any]:
         if isinstance(data, dict):
             return data
+        if not isinstance(data, bytes | str):
+            raise DecodeError("the object must be a JSON object", [])
         try:
             parsed = json.loads(data)
         except (ValueError, UnicodeDecodeError) as err:
