@@ -30,7 +30,12 @@ from .field import ErrorType, FieldError, Path, invalid, required
 from .meta import schema
 
 # Group packages (relative to this package) imported by `load()`; each registers its kinds.
-GROUPS: tuple[str, ...] = (".agones.v1",)
+GROUPS: tuple[str, ...] = (
+    ".agones.v1",
+    ".autoscaling.v1",
+    ".allocation.v1",
+    ".multicluster.v1",
+)
 
 T = TypeVar("T", bound=msgspec.Struct)
 
