@@ -110,3 +110,23 @@ class ObjectMeta(Struct, rename="camel", omit_defaults=True):
         if self.annotations is UNSET:
             self.annotations = {}
         self.annotations[key] = value
+
+
+def new_controller_ref(api_version: str, kind: str, owner: ObjectMeta) -> OwnerReference:
+    """An owner reference marking `owner` as the controller (Go `metav1.NewControllerRef`)."""
+    return OwnerReference(
+        api_version=api_version,
+        kind=kind,
+        name=owner.get_name(),
+        uid=owner.uid if isinstance(owner.uid, str) else "",
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def controller_of(meta: ObjectMeta) -> OwnerReference | None:
+    """The owner reference with `controller: true`, if any (Go `metav1.GetControllerOf`)."""
+    for ref in meta.owner_references or []:
+        if ref.controller is True:
+            return ref
+    return None

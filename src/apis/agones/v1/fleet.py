@@ -9,17 +9,18 @@ bounds, the template's GameServer spec, template metadata, allocation overflow, 
 
 from __future__ import annotations
 
+import copy
 import enum
 from typing import Annotated
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ....featuregates import FeatureGates
+from ....featuregates import Feature, FeatureGates
 from ....version import VERSION
 from ...field import FieldError, GoValue, Path, invalid, not_supported
 from ...meta import schema
 from ...meta.intstr import IntOrStr, IntOrString, get_value_from_int_or_percent
-from ...meta.objectmeta import ObjectMeta
+from ...meta.objectmeta import ObjectMeta, new_controller_ref
 from ...meta.schema import crd
 from ...scheduling import SchedulingStrategy
 from . import common, gameserver_validation
@@ -32,6 +33,9 @@ from .common import (
 )
 from .gameserver import GameServerTemplateSpec
 from .gameserverset import (
+    FLEET_NAME_LABEL,
+    GameServerSet,
+    GameServerSetSpec,
     priorities_forbidden,
     template_spec,
     validate_gs_spec,
@@ -41,7 +45,6 @@ from .gameserverset import (
 )
 
 KIND = "Fleet"
-FLEET_NAME_LABEL = "agones.dev/fleet"
 DEFAULT_MAX_SURGE = "25%"
 DEFAULT_MAX_UNAVAILABLE = "25%"
 
@@ -102,6 +105,34 @@ class Fleet(Struct, rename="camel", omit_defaults=True):
     @staticmethod
     def lower_bound_replicas(i: int) -> int:
         return max(i, 0)
+
+    def game_server_set(self, gates: FeatureGates) -> GameServerSet:
+        """A new GameServerSet for this Fleet: template, scheduling, overflow, priorities (gated)."""
+        meta = self.metadata if isinstance(self.metadata, ObjectMeta) else ObjectMeta()
+        spec = self.fleet_spec
+        tmpl = spec.template if isinstance(spec.template, GameServerTemplateSpec) else None
+        gss_meta = copy.deepcopy(tmpl.metadata) if tmpl is not None else UNSET
+        gss_meta = gss_meta if isinstance(gss_meta, ObjectMeta) else ObjectMeta()
+        gss_meta.generate_name = f"{meta.get_name()}-"
+        gss_meta.name = UNSET
+        gss_meta.namespace = meta.namespace
+        gss_meta.resource_version = UNSET
+        gss_meta.uid = UNSET
+        gss_meta.owner_references = [
+            *(gss_meta.owner_references or []),
+            new_controller_ref(common.API_VERSION, KIND, meta),
+        ]
+        gss_meta.set_label(FLEET_NAME_LABEL, meta.get_name())
+        gss_spec = GameServerSetSpec(
+            template=copy.deepcopy(spec.template),
+            scheduling=spec.scheduling,
+            allocation_overflow=copy.deepcopy(spec.allocation_overflow),
+        )
+        if gates.enabled(Feature.COUNTS_AND_LISTS) and spec.priorities is not UNSET:
+            gss_spec.priorities = copy.deepcopy(spec.priorities)
+        return GameServerSet(
+            api_version=common.API_VERSION, kind="GameServerSet", metadata=gss_meta, spec=gss_spec
+        )
 
 
 def apply_defaults(fleet: Fleet, gates: FeatureGates) -> None:
