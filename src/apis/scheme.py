@@ -3,9 +3,10 @@
 Each API group package registers its kinds on import (`SCHEME.register(Kind(...))`): the typed
 msgspec Struct, `apply_defaults(obj, gates)` (what Agones' mutating webhook plus the CRD schema
 defaults give; `None` when the kind has no mutating webhook: then only schema defaults apply),
-`validate(obj, gates) -> list[FieldError]` (CRD schema checks plus the validating webhook's rules)
-and optionally `validate_update(old, new, gates)`. `load()` imports every group listed in `GROUPS`:
-add a group's package there (one line) when it exists.
+`validate(obj, gates) -> list[FieldError]` (CRD schema checks plus the validating webhook's rules
+on CREATE), optionally `validate_schema(obj, gates)` (the schema part alone) and
+`validate_update(old, new, gates)` (the webhook's UPDATE rules; see `Scheme.validate_update`).
+`load()` imports every group listed in `GROUPS`: add a group's package there (one line).
 
 `decode` turns JSON (bytes, str or an already-parsed dict) into the registered type after the
 apiserver's structural checks (every type or enum error at once, as a `DecodeError` carrying
@@ -54,6 +55,7 @@ class Kind(Generic[T]):
     validate: Validate
     apply_defaults: ApplyDefaults | None = None
     validate_update: ValidateUpdate | None = None
+    validate_schema: Validate | None = None
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     namespaced: bool = True
@@ -199,7 +201,18 @@ class Scheme:
     def validate_update(
         self, old: Any, new: Any, gates: FeatureGates = DEFAULT_GATES
     ) -> list[FieldError]:
+        """Errors for updating `old` to `new`.
+
+        With `validate_schema` registered: the schema errors of `new`, else the webhook's UPDATE
+        rules (`validate_update`; none when the webhook does not handle UPDATE). Without it: all of
+        `validate(new)` plus `validate_update`.
+        """
         kind = self.kind_of(new)
+        if kind.validate_schema is not None:
+            errs = kind.validate_schema(new, gates)
+            if errs or kind.validate_update is None:
+                return errs
+            return kind.validate_update(old, new, gates)
         errs = kind.validate(new, gates)
         if kind.validate_update is not None:
             errs += kind.validate_update(old, new, gates)

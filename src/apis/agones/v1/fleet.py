@@ -184,17 +184,20 @@ def validate_rolling_update(value: IntOrStr | UnsetType, path: Path) -> list[Fie
     return []
 
 
-def validate(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
-    """Every error the apiserver returns for this (defaulted) Fleet (schema first, then webhook)."""
+def validate_schema_and_metadata(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
+    """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = fleet.spec if isinstance(fleet.spec, FleetSpec) else FleetSpec()
     errs = validate_metadata(fleet.metadata)
     errs += schema.validate_schema(fleet, Path())
     errs += validate_template_schema(spec.template)
-    errs += validate_replicas_scale(spec.replicas)
-    if errs:
-        return errs
+    return errs + validate_replicas_scale(spec.replicas)
+
+
+def validate_webhook(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
+    """The validating webhook's `Fleet.Validate` (CREATE and UPDATE)."""
+    spec = fleet.spec if isinstance(fleet.spec, FleetSpec) else FleetSpec()
     meta = fleet.metadata if isinstance(fleet.metadata, ObjectMeta) else ObjectMeta()
-    errs += common.validate_name(meta.name, Path("metadata"))
+    errs = common.validate_name(meta.name, Path("metadata"))
     strategy_path = Path("spec", "strategy")
     strategy = (
         spec.strategy if isinstance(spec.strategy, DeploymentStrategy) else DeploymentStrategy()
@@ -213,5 +216,14 @@ def validate(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
     errs += validate_gs_spec(spec.template, gates)
     if isinstance(spec.allocation_overflow, AllocationOverflow):
         errs += spec.allocation_overflow.validate(Path("spec", "allocationOverflow"))
-    errs += priorities_forbidden(spec.priorities, gates)
-    return errs
+    return errs + priorities_forbidden(spec.priorities, gates)
+
+
+def validate(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
+    """Every error the apiserver returns for this (defaulted) Fleet (schema first, then webhook)."""
+    return validate_schema_and_metadata(fleet, gates) or validate_webhook(fleet, gates)
+
+
+def validate_update(old: Fleet, new: Fleet, gates: FeatureGates) -> list[FieldError]:
+    """The webhook validates a Fleet on UPDATE exactly as on CREATE."""
+    return validate_webhook(new, gates)

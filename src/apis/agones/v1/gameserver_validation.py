@@ -407,8 +407,8 @@ def validate_spec(
     return errs + meta_errs
 
 
-def validate(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
-    """Every error the apiserver returns for creating this (defaulted) GameServer."""
+def validate_schema_and_metadata(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
+    """What the apiserver itself checks (metadata and CRD schema), on create and update."""
     meta = gs.metadata if gs.metadata is not UNSET else None
     errs: list[FieldError] = []
     if meta is not None:
@@ -420,10 +420,20 @@ def validate(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
         errs += common.validate_object_meta(meta.labels, meta.annotations, Path("metadata"))
     else:
         errs += validate_object_meta_name(None, None, Path("metadata"))
-    errs += validate_schema(gs)
-    if errs:
-        return errs
-    errs += common.validate_name(meta.name if meta is not None else None, Path("metadata"))
+    return errs + validate_schema(gs)
+
+
+def validate_webhook(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
+    """The validating webhook's `GameServer.Validate` (run on CREATE only)."""
+    name = gs.metadata.name if gs.metadata is not UNSET else None
+    errs = common.validate_name(name, Path("metadata"))
     dev_address, _ = gs.get_dev_address()
-    errs += validate_spec(gs.gs_spec, gates, dev_address, Path("spec"))
-    return errs
+    return errs + validate_spec(gs.gs_spec, gates, dev_address, Path("spec"))
+
+
+def validate(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
+    """Every error the apiserver returns for creating this (defaulted) GameServer.
+
+    Schema errors stop there: the validating webhook only sees schema-valid objects.
+    """
+    return validate_schema_and_metadata(gs, gates) or validate_webhook(gs, gates)

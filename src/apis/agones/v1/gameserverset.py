@@ -147,20 +147,27 @@ def priorities_forbidden(priorities: object, gates: FeatureGates) -> list[FieldE
     return []
 
 
-def validate(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
-    """Every error the apiserver returns for this GameServerSet (schema first, then webhook)."""
+def validate_schema_and_metadata(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
+    """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = gss.spec if isinstance(gss.spec, GameServerSetSpec) else GameServerSetSpec()
     errs = validate_metadata(gss.metadata)
     errs += schema.validate_schema(gss, Path())
     errs += validate_template_schema(spec.template)
-    errs += validate_replicas_scale(spec.replicas)
-    if errs:
-        return errs
+    return errs + validate_replicas_scale(spec.replicas)
+
+
+def validate_webhook(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
+    """The validating webhook's `GameServerSet.Validate` (CREATE)."""
+    spec = gss.spec if isinstance(gss.spec, GameServerSetSpec) else GameServerSetSpec()
     meta = gss.metadata if isinstance(gss.metadata, ObjectMeta) else ObjectMeta()
-    errs += common.validate_name(meta.name, Path("metadata"))
+    errs = common.validate_name(meta.name, Path("metadata"))
     errs += validate_gs_spec(spec.template, gates)
-    errs += priorities_forbidden(spec.priorities, gates)
-    return errs
+    return errs + priorities_forbidden(spec.priorities, gates)
+
+
+def validate(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
+    """Every error the apiserver returns for creating this GameServerSet (schema, then webhook)."""
+    return validate_schema_and_metadata(gss, gates) or validate_webhook(gss, gates)
 
 
 def _go_form(template: GameServerTemplateSpec | UnsetType) -> object:
@@ -174,15 +181,18 @@ def _go_form(template: GameServerTemplateSpec | UnsetType) -> object:
 def validate_update(
     old: GameServerSet, new: GameServerSet, gates: FeatureGates
 ) -> list[FieldError]:
-    """On update the template must not change (compared as Go would see the two templates)."""
+    """The webhook on UPDATE: the name rule, and the template must not change (compared as Go
+    would see the two templates)."""
+    meta = new.metadata if isinstance(new.metadata, ObjectMeta) else ObjectMeta()
+    errs = common.validate_name(meta.name, Path("metadata"))
     old_t = old.spec.template if isinstance(old.spec, GameServerSetSpec) else UNSET
     new_t = new.spec.template if isinstance(new.spec, GameServerSetSpec) else UNSET
     if _go_form(old_t) != _go_form(new_t):
-        return [
+        errs.append(
             invalid(
                 Path("spec", "template"),
                 GoValue("v1.GameServerTemplateSpec{…}"),
                 "GameServerSet template cannot be updated",
             )
-        ]
-    return []
+        )
+    return errs
