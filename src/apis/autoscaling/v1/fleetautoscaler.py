@@ -49,13 +49,36 @@ WASM_HASH_PATTERN = r"^[a-fA-F0-9]{64}$"
 
 
 class FleetAutoscalerPolicyType(enum.StrEnum):
+    """Policy types, in the order of the CRD's enum (Schedule and Chain: gate ScheduledAutoscaler)."""
+
     BUFFER = "Buffer"
     WEBHOOK = "Webhook"
     COUNTER = "Counter"
     LIST = "List"
+    WASM = "Wasm"
     SCHEDULE = "Schedule"
     CHAIN = "Chain"
+
+
+class ScheduledPolicyType(enum.StrEnum):
+    """The types a Schedule may apply (the CRD nests no Schedule or Chain inside a Schedule)."""
+
+    BUFFER = "Buffer"
+    WEBHOOK = "Webhook"
+    COUNTER = "Counter"
+    LIST = "List"
     WASM = "Wasm"
+
+
+class ChainEntryPolicyType(enum.StrEnum):
+    """The types a Chain entry may have (the CRD nests no Chain inside a Chain)."""
+
+    BUFFER = "Buffer"
+    WEBHOOK = "Webhook"
+    COUNTER = "Counter"
+    LIST = "List"
+    WASM = "Wasm"
+    SCHEDULE = "Schedule"
 
 
 class FleetAutoscalerSyncType(enum.StrEnum):
@@ -138,17 +161,37 @@ class WasmPolicy(Struct, rename="camel", omit_defaults=True):
     hash: Annotated[str, crd(pattern=WASM_HASH_PATTERN)] | UnsetType = UNSET
 
 
-class FleetAutoscalerPolicy(Struct, rename="camel", omit_defaults=True):
-    """Which policy scales the Fleet: `type` plus the one matching sub-object."""
+class PolicyFields(Struct, rename="camel", omit_defaults=True):
+    """What every policy level has: `type` plus the matching sub-object (Go `FleetAutoscalerPolicy`).
 
-    type: Annotated[FleetAutoscalerPolicyType, crd(required=True, go="always")] | UnsetType = UNSET
+    Go uses one recursive type; the CRD nests it three times, each level with fewer choices, so
+    here each level is its own type: `FleetAutoscalerPolicy` (top), `ChainEntry` (no Chain) and
+    `ScheduledPolicy` (no Schedule, no Chain). Their schema is finite, as a CRD's must be. Each
+    level narrows `type` to its own enum.
+    """
+
+    type: Annotated[str, crd(required=True, go="always")] | UnsetType = UNSET
     buffer: Annotated[BufferPolicy, crd(go="ptr")] | UnsetType | None = UNSET
     webhook: Annotated[URLConfiguration, crd(go="ptr")] | UnsetType | None = UNSET
     counter: Annotated[CounterPolicy, crd(go="ptr")] | UnsetType | None = UNSET
     list: Annotated[ListPolicy, crd(go="ptr")] | UnsetType | None = UNSET
-    schedule: Annotated[SchedulePolicy, crd(go="ptr")] | UnsetType | None = UNSET
-    chain: Annotated[builtins.list[ChainEntry], crd(go="omitempty")] | UnsetType | None = UNSET
     wasm: Annotated[WasmPolicy, crd(go="ptr")] | UnsetType | None = UNSET
+
+    @property
+    def schedule_policy(self) -> SchedulePolicy | None:
+        """The Schedule sub-object, on the levels that can have one."""
+        return None
+
+    @property
+    def chain_policy(self) -> builtins.list[ChainEntry] | None:
+        """The Chain entries, on the level that can have them."""
+        return None
+
+
+class ScheduledPolicy(PolicyFields, rename="camel", omit_defaults=True):
+    """The policy a Schedule applies while active."""
+
+    type: Annotated[ScheduledPolicyType, crd(required=True, go="always")] | UnsetType = UNSET
 
 
 class SchedulePolicy(Struct, rename="camel", omit_defaults=True):
@@ -156,13 +199,35 @@ class SchedulePolicy(Struct, rename="camel", omit_defaults=True):
 
     between: Annotated[Between, crd(go="value")] | UnsetType | None = UNSET
     active_period: Annotated[ActivePeriod, crd(go="value")] | UnsetType | None = UNSET
-    policy: Annotated[FleetAutoscalerPolicy, crd(required=True, go="value")] | UnsetType = UNSET
+    policy: Annotated[ScheduledPolicy, crd(required=True, go="value")] | UnsetType = UNSET
 
 
-class ChainEntry(FleetAutoscalerPolicy, rename="camel", omit_defaults=True):
+class ChainEntry(PolicyFields, rename="camel", omit_defaults=True):
     """One entry of a Chain policy: an `id` plus an inline policy (first applicable one wins)."""
 
+    type: Annotated[ChainEntryPolicyType, crd(required=True, go="always")] | UnsetType = UNSET
+    schedule: Annotated[SchedulePolicy, crd(go="ptr")] | UnsetType | None = UNSET
     id: Annotated[str, crd(go="always")] | UnsetType = UNSET
+
+    @property
+    def schedule_policy(self) -> SchedulePolicy | None:
+        return self.schedule if isinstance(self.schedule, SchedulePolicy) else None
+
+
+class FleetAutoscalerPolicy(PolicyFields, rename="camel", omit_defaults=True):
+    """Which policy scales the Fleet: `type` plus the one matching sub-object."""
+
+    type: Annotated[FleetAutoscalerPolicyType, crd(required=True, go="always")] | UnsetType = UNSET
+    schedule: Annotated[SchedulePolicy, crd(go="ptr")] | UnsetType | None = UNSET
+    chain: Annotated[builtins.list[ChainEntry], crd(go="omitempty")] | UnsetType | None = UNSET
+
+    @property
+    def schedule_policy(self) -> SchedulePolicy | None:
+        return self.schedule if isinstance(self.schedule, SchedulePolicy) else None
+
+    @property
+    def chain_policy(self) -> builtins.list[ChainEntry] | None:
+        return self.chain if isinstance(self.chain, builtins.list) else None
 
 
 class FixedIntervalSync(Struct, rename="camel", omit_defaults=True):
@@ -221,8 +286,8 @@ class FleetAutoscalerList(Struct, rename="camel", omit_defaults=True):
 # Go decoding: what makes Agones' webhook fail to unmarshal the object.
 
 
-def _policy_go_errors(policy: FleetAutoscalerPolicy | UnsetType | None) -> str | None:
-    if not isinstance(policy, FleetAutoscalerPolicy):
+def _policy_go_errors(policy: PolicyFields | UnsetType | None) -> str | None:
+    if not isinstance(policy, PolicyFields):
         return None
     for sub in (policy.buffer,):
         if isinstance(sub, BufferPolicy):
@@ -238,8 +303,8 @@ def _policy_go_errors(policy: FleetAutoscalerPolicy | UnsetType | None) -> str |
                 base64.b64decode(conf.ca_bundle, validate=True)
             except (binascii.Error, ValueError):
                 return "illegal base64 data in caBundle"
-    schedule = policy.schedule
-    if isinstance(schedule, SchedulePolicy):
+    schedule = policy.schedule_policy
+    if schedule is not None:
         between = schedule.between
         if isinstance(between, Between):
             for when in (between.start, between.end):
@@ -251,11 +316,10 @@ def _policy_go_errors(policy: FleetAutoscalerPolicy | UnsetType | None) -> str |
         nested = _policy_go_errors(schedule.policy)
         if nested:
             return nested
-    if isinstance(policy.chain, list):
-        for entry in policy.chain:
-            nested = _policy_go_errors(entry)
-            if nested:
-                return nested
+    for entry in policy.chain_policy or []:
+        nested = _policy_go_errors(entry)
+        if nested:
+            return nested
     return None
 
 
@@ -293,11 +357,11 @@ def go_decode_error(fas: FleetAutoscaler) -> str | None:
 # Defaults
 
 
-def _normalize_between(policy: FleetAutoscalerPolicy | UnsetType | None) -> None:
-    if not isinstance(policy, FleetAutoscalerPolicy):
+def _normalize_between(policy: PolicyFields | UnsetType | None) -> None:
+    if not isinstance(policy, PolicyFields):
         return
-    schedule = policy.schedule
-    if isinstance(schedule, SchedulePolicy):
+    schedule = policy.schedule_policy
+    if schedule is not None:
         between = schedule.between
         if isinstance(between, Between):
             if isinstance(between.start, str):
@@ -309,9 +373,8 @@ def _normalize_between(policy: FleetAutoscalerPolicy | UnsetType | None) -> None
             elif between.end is None:
                 between.end = UNSET
         _normalize_between(schedule.policy)
-    if isinstance(policy.chain, list):
-        for entry in policy.chain:
-            _normalize_between(entry)
+    for entry in policy.chain_policy or []:
+        _normalize_between(entry)
 
 
 def apply_defaults(fas: FleetAutoscaler, gates: FeatureGates) -> None:

@@ -3,7 +3,8 @@
 `validate(fas, gates, now=...)` returns every error the apiserver would report, never raises:
 
 1. the CRD schema checks (required fields, ranges, lengths, patterns, enums restricted where the
-   CRD nests policies, `format: byte`); if any fail, the webhook never runs;
+   CRD nests policies are structural, see `fleetautoscaler.PolicyFields`; `format: byte`); if
+   any fail, the webhook never runs;
 2. otherwise a Go decode error (a `between` time Go cannot parse): one `InternalError`, as the
    webhook's 400 answer carries (Agones cannot even read the object);
 3. otherwise Agones' rules with its exact texts and quirks: `bufferSize: 0` says "must be greater
@@ -37,7 +38,6 @@ from ...field import (
     go_quote,
     internal,
     invalid,
-    not_supported,
     required,
 )
 from ...meta import schema
@@ -65,8 +65,10 @@ from .fleetautoscaler import (
     FleetAutoscalerSpec,
     FleetAutoscalerSync,
     ListPolicy,
+    PolicyFields,
     SchedulePolicy,
     URLConfiguration,
+    WasmFrom,
     WasmPolicy,
     go_decode_error,
 )
@@ -74,12 +76,6 @@ from .gourl import url_parse_error
 
 PT = FleetAutoscalerPolicyType
 T = TypeVar("T")
-
-# The CRD nests the policy schema: inside a Schedule neither Schedule nor Chain is allowed, inside
-# a Chain entry no Chain.
-_ALL_TYPES = [PT.BUFFER, PT.WEBHOOK, PT.COUNTER, PT.LIST, PT.WASM, PT.SCHEDULE, PT.CHAIN]
-_IN_SCHEDULE = [PT.BUFFER, PT.WEBHOOK, PT.COUNTER, PT.LIST, PT.WASM]
-_IN_CHAIN = [PT.BUFFER, PT.WEBHOOK, PT.COUNTER, PT.LIST, PT.WASM, PT.SCHEDULE]
 
 _PEM_BLOCK = re.compile(rb"-----BEGIN ([^\n-]*)-----\r?\n(.*?)-----END \1-----", re.DOTALL)
 
@@ -371,7 +367,7 @@ def _or_none(value: T | UnsetType | None) -> T | None:
 
 
 def validate_policy(
-    policy: FleetAutoscalerPolicy, path: Path, gates: FeatureGates, now: dt.datetime
+    policy: PolicyFields, path: Path, gates: FeatureGates, now: dt.datetime
 ) -> list[FieldError]:
     """`ValidatePolicy`: dispatch on `type` to the matching sub-object's rules."""
     t = policy.type
@@ -386,12 +382,9 @@ def validate_policy(
     if t == PT.LIST:
         return _validate_capacity_policy(_or_none(policy.list), path.child("list"), gates, "list")
     if t == PT.SCHEDULE:
-        return validate_schedule_policy(
-            _or_none(policy.schedule), path.child("schedule"), gates, now
-        )
+        return validate_schedule_policy(policy.schedule_policy, path.child("schedule"), gates, now)
     if t == PT.CHAIN:
-        chain = policy.chain if isinstance(policy.chain, list) else []
-        return validate_chain_policy(chain, path.child("chain"), gates, now)
+        return validate_chain_policy(policy.chain_policy or [], path.child("chain"), gates, now)
     if t == PT.WASM:
         return validate_wasm_policy(_or_none(policy.wasm), path.child("wasm"), gates)
     return []
@@ -428,28 +421,19 @@ def validate_webhook_rules(
 # CRD schema
 
 
-def _check_policy_types(
-    policy: FleetAutoscalerPolicy, path: Path, allowed: list[PT], errs: list[FieldError]
-) -> None:
-    t = policy.type
-    if t is not UNSET and t not in allowed:  # absent: the generic required check reports it
-        errs.append(not_supported(path.child("type"), str(t), [str(a) for a in allowed]))
-    if isinstance(policy.schedule, SchedulePolicy) and isinstance(
-        policy.schedule.policy, FleetAutoscalerPolicy
-    ):
-        _check_policy_types(
-            policy.schedule.policy, path.child("schedule", "policy"), _IN_SCHEDULE, errs
-        )
-    if isinstance(policy.chain, list):
-        for i, entry in enumerate(policy.chain):
-            _check_policy_types(entry, path.child("chain").index(i), _IN_CHAIN, errs)
-    for sub, name in ((policy.webhook, "webhook"),):
-        if isinstance(sub, URLConfiguration):
-            _check_byte_format(sub, path.child(name), errs)
-    if isinstance(policy.wasm, WasmPolicy) and not isinstance(policy.wasm.from_, UnsetType):
+def _check_byte_formats(policy: PolicyFields, path: Path, errs: list[FieldError]) -> None:
+    """`format: byte` on every caBundle, at every policy level."""
+    if isinstance(policy.webhook, URLConfiguration):
+        _check_byte_format(policy.webhook, path.child("webhook"), errs)
+    if isinstance(policy.wasm, WasmPolicy) and isinstance(policy.wasm.from_, WasmFrom):
         url = policy.wasm.from_.url
         if isinstance(url, URLConfiguration):
             _check_byte_format(url, path.child("wasm", "from", "url"), errs)
+    schedule = policy.schedule_policy
+    if schedule is not None and isinstance(schedule.policy, PolicyFields):
+        _check_byte_formats(schedule.policy, path.child("schedule", "policy"), errs)
+    for i, entry in enumerate(policy.chain_policy or []):
+        _check_byte_formats(entry, path.child("chain").index(i), errs)
 
 
 def _check_byte_format(conf: URLConfiguration, path: Path, errs: list[FieldError]) -> None:
@@ -503,7 +487,7 @@ def validate_schema(fas: FleetAutoscaler) -> list[FieldError]:
         return [required(Path("spec"))]
     errs += schema.validate_schema(fas.spec, Path("spec"))
     if isinstance(fas.spec.policy, FleetAutoscalerPolicy):
-        _check_policy_types(fas.spec.policy, Path("spec", "policy"), _ALL_TYPES, errs)
+        _check_byte_formats(fas.spec.policy, Path("spec", "policy"), errs)
     return _fix_exclusive_minimum(_first_string_error_per_field(errs))
 
 

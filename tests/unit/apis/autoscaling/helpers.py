@@ -47,6 +47,10 @@ def defaulted(raw: dict[str, Any], gates: FeatureGates = DEFAULT_GATES) -> Fleet
 def admit(
     raw: dict[str, Any], gates: FeatureGates = DEFAULT_GATES, now: dt.datetime = NOW
 ) -> list[FieldError]:
+    """Structural checks, then defaults and validation: every error the apiserver would give."""
+    _, errs = schema.check_types(raw, FleetAutoscaler)
+    if errs:
+        return errs
     return validate(defaulted(raw, gates), gates, now)
 
 
