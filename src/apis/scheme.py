@@ -56,6 +56,9 @@ class Kind(Generic[T]):
     apply_defaults: ApplyDefaults | None = None
     validate_update: ValidateUpdate | None = None
     validate_schema: Validate | None = None
+    # Agones' mutating webhook decodes this kind in Go on CREATE: `""` in an enum field reads as
+    # unset there (and is then defaulted), so `admit` accepts it for creates.
+    mutating_webhook: bool = False
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     namespaced: bool = True
@@ -146,8 +149,11 @@ class Scheme:
             raise DecodeError("the object must be a JSON object", [])
         return parsed
 
-    def decode(self, data: bytes | str | dict[str, Any]) -> Any:
-        """Decode any registered kind, chosen by its `apiVersion` and `kind`."""
+    def decode(self, data: bytes | str | dict[str, Any], *, for_create: bool = False) -> Any:
+        """Decode any registered kind, chosen by its `apiVersion` and `kind`.
+
+        `for_create`: read the object as the kind's mutating webhook would on CREATE.
+        """
         raw = self._parse(data)
         errs: list[FieldError] = []
         api_version, kind_name = raw.get("apiVersion"), raw.get("kind")
@@ -158,12 +164,20 @@ class Scheme:
         if errs:
             raise DecodeError("Object 'apiVersion' and 'kind' must be set", errs)
         kind = self.lookup(str(api_version), str(kind_name))
-        return self.decode_as(kind.type, raw)
+        return self.decode_as(
+            kind.type, raw, empty_enums_unset=for_create and kind.mutating_webhook
+        )
 
-    def decode_as(self, cls: type[T], data: bytes | str | dict[str, Any]) -> T:
+    def decode_as(
+        self,
+        cls: type[T],
+        data: bytes | str | dict[str, Any],
+        *,
+        empty_enums_unset: bool = False,
+    ) -> T:
         """Decode into `cls` after the structural checks; `DecodeError` lists every problem."""
         raw = self._parse(data)
-        cleaned, errs = schema.check_types(raw, cls)
+        cleaned, errs = schema.check_types(raw, cls, empty_enums_unset=empty_enums_unset)
         if errs:
             raise DecodeError("the object does not match its schema", errs)
         try:
@@ -226,7 +240,7 @@ class Scheme:
     ) -> Admission:
         """Decode, default and validate as a create (or, with `old`, an update); never raises."""
         try:
-            obj = self.decode(data)
+            obj = self.decode(data, for_create=old is None)
         except DecodeError as err:
             errors = err.errors or [invalid(Path(), "", str(err))]
             return Admission(None, errors)

@@ -18,6 +18,7 @@ GAME_SERVER_KIND: Kind[GameServer] = Kind(
     gameserver_validation.validate,
     apply_defaults=gameserver_validation.apply_defaults,
     validate_schema=gameserver_validation.validate_schema_and_metadata,
+    mutating_webhook=True,
     short_names=("gs",),
 )
 GAME_SERVER_SET_KIND: Kind[GameServerSet] = Kind(
@@ -42,6 +43,7 @@ FLEET_KIND: Kind[Fleet] = Kind(
     apply_defaults=fleet.apply_defaults,
     validate_update=fleet.validate_update,
     validate_schema=fleet.validate_schema_and_metadata,
+    mutating_webhook=True,
     short_names=("flt",),
 )
 

@@ -58,3 +58,20 @@ def test_game_server_set_update_checks_name_and_template_only(scheme: Scheme) ->
     gates = FeatureGates().with_values(CountsAndLists=False)
     assert scheme.admit(with_priorities, gates, old=old).errors == []
     assert [e.field for e in scheme.admit(with_priorities, gates).errors] == ["spec.priorities"]
+
+
+def test_empty_enum_strings_read_as_unset_only_through_a_mutating_webhook(scheme: Scheme) -> None:
+    manifest = game_server({"ports": [{"portPolicy": "", "protocol": "", "containerPort": 1}]})
+    admission = scheme.admit(manifest, FeatureGates())
+    assert admission.errors == []
+    assert scheme.encode(admission.obj)["spec"]["ports"][0]["portPolicy"] == "Dynamic"
+    # No webhook decodes an update (GameServer) or a GameServerSet: the schema sees "".
+    old = scheme.decode(_stored(scheme, game_server()))
+    assert [e.reason for e in scheme.admit(manifest, FeatureGates(), old=old).errors] == [
+        "FieldValueNotSupported",
+        "FieldValueNotSupported",
+    ]
+    gss = scheme.admit(game_server_set({"scheduling": ""}), FeatureGates())
+    assert [str(e) for e in gss.errors] == [
+        'spec.scheduling: Unsupported value: "": supported values: "Packed", "Distributed"'
+    ]
