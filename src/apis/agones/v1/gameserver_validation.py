@@ -309,14 +309,6 @@ def _validate_feature_gates(
                     f"{Feature.PORT_POLICY_NONE} is enabled",
                 )
             )
-        if (
-            not gates.enabled(Feature.PORT_RANGES)
-            and p.range is not UNSET
-            and p.range != DEFAULT_PORT_RANGE
-        ):
-            errs.append(
-                _gate_forbidden(path.child("ports").index(i).child("range"), Feature.PORT_RANGES)
-            )
     return errs
 
 

@@ -474,13 +474,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err]]]
         ],
     ),
     (
-        "port-range-gate-off",
-        {"ports": [{"range": "game", "containerPort": 1}]},
-        {},
-        FeatureGates().with_values(PortRanges=False),
-        [("spec.ports[0].range", "FieldValueForbidden", None)],
-    ),
-    (
         "template-labels",
         {
             "template": {
@@ -569,6 +562,13 @@ VALID: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates]] = [
         {"ports": [{"range": "no-such-range", "containerPort": 1}]},
         {},
         FeatureGates(),
+    ),
+    (
+        # PortRanges off only stops the controller from loading extra ranges; nothing is rejected.
+        "range-with-port-ranges-off",
+        {"ports": [{"range": "game", "containerPort": 1}]},
+        {},
+        FeatureGates().with_values(PortRanges=False),
     ),
     ("players-gate-on", {"players": {"initialCapacity": 10}}, {}, ALL_ON),
     (
