@@ -57,12 +57,12 @@ def now_time() -> str:
 
 
 class OwnerReference(Struct, rename="camel", omit_defaults=True):
-    api_version: str | UnsetType = UNSET
-    kind: str | UnsetType = UNSET
-    name: str | UnsetType = UNSET
-    uid: str | UnsetType = UNSET
-    controller: bool | UnsetType = UNSET
-    block_owner_deletion: bool | UnsetType = UNSET
+    api_version: Annotated[str, crd(go="always")] | UnsetType = UNSET
+    kind: Annotated[str, crd(go="always")] | UnsetType = UNSET
+    name: Annotated[str, crd(go="always")] | UnsetType = UNSET
+    uid: Annotated[str, crd(go="always")] | UnsetType = UNSET
+    controller: Annotated[bool, crd(go="ptr")] | UnsetType = UNSET
+    block_owner_deletion: Annotated[bool, crd(go="ptr")] | UnsetType = UNSET
 
 
 class ObjectMeta(Struct, rename="camel", omit_defaults=True):
@@ -76,8 +76,8 @@ class ObjectMeta(Struct, rename="camel", omit_defaults=True):
     resource_version: str | UnsetType = UNSET
     generation: int | UnsetType = UNSET
     creation_timestamp: Time | UnsetType | None = UNSET
-    deletion_timestamp: Time | UnsetType | None = UNSET
-    deletion_grace_period_seconds: int | UnsetType | None = UNSET
+    deletion_timestamp: Annotated[Time, crd(go="ptr")] | UnsetType | None = UNSET
+    deletion_grace_period_seconds: Annotated[int, crd(go="ptr")] | UnsetType | None = UNSET
     labels: dict[str, str] | UnsetType = UNSET
     annotations: dict[str, str] | UnsetType = UNSET
     owner_references: list[OwnerReference] | UnsetType = UNSET
