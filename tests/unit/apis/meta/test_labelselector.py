@@ -6,6 +6,8 @@ from agones.apis.meta.labelselector import (
     SelectorError,
     go_label_selector,
     label_selector_as_selector,
+    parse_selector,
+    selector_from_set,
 )
 
 
@@ -128,3 +130,101 @@ def test_go_rendering_and_string_form() -> None:
         )
     )
     assert str(built) == "alpha,game=g,tier notin (a,b),!zone"
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        pytest.param("", "", id="empty"),
+        pytest.param("a=b", "a=b", id="equals"),
+        pytest.param("a==b", "a==b", id="double-equals"),
+        pytest.param(" b != c , a ", "a,b!=c", id="spaces-and-sorting"),
+        pytest.param(
+            "env in (prod, qa),tier notin (cache)", "env in (prod,qa),tier notin (cache)", id="sets"
+        ),
+        pytest.param("!gone,here", "!gone,here", id="exists-and-not"),
+        pytest.param("in in (in,notin)", "in in (in,notin)", id="keywords-as-identifiers"),
+        pytest.param("a=", "a=", id="empty-exact-value"),
+        pytest.param("a in ()", "a in ()", id="empty-set-value"),
+        pytest.param("a in (,x)", "a in (,x)", id="leading-comma"),
+        pytest.param("n>5,m<10", "m<10,n>5", id="gt-lt"),
+        pytest.param("agones.dev/fleet=green", "agones.dev/fleet=green", id="prefixed-key"),
+    ],
+)
+def test_parse_selector_round_trips(text: str, canonical: str) -> None:
+    assert str(parse_selector(text)) == canonical
+    assert str(parse_selector(canonical)) == canonical
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "matches"),
+    [
+        pytest.param("a=b,c", {"a": "b", "c": ""}, True, id="and"),
+        pytest.param("a!=b", {}, True, id="not-equals-absent"),
+        pytest.param("a in (x,y)", {"a": "y"}, True, id="in"),
+        pytest.param("!a", {"a": "1"}, False, id="does-not-exist"),
+        pytest.param("n>5", {"n": "6"}, True, id="gt"),
+        pytest.param("n>5", {"n": "5"}, False, id="gt-equal"),
+        pytest.param("n<5", {"n": "x"}, False, id="lt-not-a-number"),
+        pytest.param("n<5", {}, False, id="lt-absent"),
+    ],
+)
+def test_parsed_selector_matches(text: str, labels: dict[str, str], matches: bool) -> None:
+    assert parse_selector(text).matches(labels) is matches
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "a b",
+            "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+            id="two-words",
+        ),
+        pytest.param("a,", "found '', expected: identifier after ','", id="trailing-comma"),
+        pytest.param(
+            ",a", "found ',', expected: !, identifier, or 'end of string'", id="leading-comma"
+        ),
+        pytest.param(
+            "a in x", "unable to parse requirement: found 'x' expected: '('", id="in-without-parens"
+        ),
+        pytest.param(
+            "a in (x", "unable to parse requirement: found '', expected: ',' or ')'", id="unclosed"
+        ),
+        pytest.param(
+            "a=b=c", "found '=', expected: ',' or 'end of string'", id="double-assignment"
+        ),
+        pytest.param(
+            "a>x",
+            "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer",
+            id="gt-not-integer",
+        ),
+        pytest.param(
+            "a=(",
+            "unable to parse requirement: found '(', expected: identifier",
+            id="paren-as-value",
+        ),
+        pytest.param(
+            "!",
+            "unable to parse requirement: found '', expected: identifier",
+            id="bang-alone",
+        ),
+        pytest.param(
+            "a=b c",
+            "found 'c', expected: ',' or 'end of string'",
+            id="space-in-value",
+        ),
+    ],
+)
+def test_parse_selector_errors(text: str, message: str) -> None:
+    with pytest.raises(SelectorError) as err:
+        parse_selector(text)
+    assert str(err.value) == message
+
+
+def test_selector_from_set() -> None:
+    built = selector_from_set({"b": "2", "a": "1"})
+    assert str(built) == "a=1,b=2"
+    assert built.matches({"a": "1", "b": "2", "c": "3"})
+    assert not built.matches({"a": "1"})
+    assert selector_from_set({}).matches({"x": "y"})
