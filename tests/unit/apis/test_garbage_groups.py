@@ -201,3 +201,10 @@ def test_mutated_manifests_never_crash(scheme: Scheme, seed: int) -> None:
         assert not crashes, (manifest, crashes)
         if not admission.errors:
             assert admission.obj is not None
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=[s["kind"] + str(i) for i, s in enumerate(SEEDS)])
+def test_round_trip_loses_nothing(scheme: Scheme, seed: dict[str, Any]) -> None:
+    obj = scheme.decode(seed)
+    assert scheme.encode(obj) == seed
+    assert scheme.decode_json(type(obj), scheme.encode_json(obj)) == obj
