@@ -377,6 +377,19 @@ def _normalize_between(policy: PolicyFields | UnsetType | None) -> None:
         _normalize_between(entry)
 
 
+def _go_zero_types(policy: PolicyFields | UnsetType | None) -> None:
+    """Go writes an unset policy `type` as `""` (no omitempty); the CRD enum then refuses it."""
+    if not isinstance(policy, PolicyFields):
+        return
+    if policy.type is UNSET:
+        policy.type = ""
+    schedule = policy.schedule_policy
+    if schedule is not None:
+        _go_zero_types(schedule.policy)
+    for entry in policy.chain_policy or []:
+        _go_zero_types(entry)
+
+
 def apply_defaults(fas: FleetAutoscaler, gates: FeatureGates) -> None:
     """What Agones' mutating webhook and the CRD defaults do to a new FleetAutoscaler, in place."""
     del gates  # no gate changes a FleetAutoscaler default
@@ -396,4 +409,5 @@ def apply_defaults(fas: FleetAutoscaler, gates: FeatureGates) -> None:
         if sync.fixed_interval.seconds in (UNSET, 0):
             sync.fixed_interval.seconds = DEFAULT_INTERVAL_SYNC_SECONDS
         _normalize_between(spec.policy)
+        _go_zero_types(spec.policy)
     schema.apply_schema_defaults(fas.spec)

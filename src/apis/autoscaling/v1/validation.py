@@ -38,6 +38,7 @@ from ...field import (
     go_quote,
     internal,
     invalid,
+    not_supported,
     required,
 )
 from ...meta import schema
@@ -57,6 +58,7 @@ from .fleetautoscaler import (
     Between,
     BufferPolicy,
     ChainEntry,
+    ChainEntryPolicyType,
     CounterPolicy,
     FixedIntervalSync,
     FleetAutoscaler,
@@ -66,6 +68,8 @@ from .fleetautoscaler import (
     FleetAutoscalerSync,
     ListPolicy,
     PolicyFields,
+    ScheduledPolicy,
+    ScheduledPolicyType,
     SchedulePolicy,
     URLConfiguration,
     WasmFrom,
@@ -422,7 +426,15 @@ def validate_webhook_rules(
 
 
 def _check_byte_formats(policy: PolicyFields, path: Path, errs: list[FieldError]) -> None:
-    """`format: byte` on every caBundle, at every policy level."""
+    """`format: byte` on every caBundle and the enum on a `type` Go wrote as "", at every level."""
+    if policy.type == "":
+        levels: dict[type, list[str]] = {
+            FleetAutoscalerPolicy: [str(t) for t in FleetAutoscalerPolicyType],
+            ChainEntry: [str(t) for t in ChainEntryPolicyType],
+            ScheduledPolicy: [str(t) for t in ScheduledPolicyType],
+        }
+        allowed = levels.get(type(policy), [])
+        errs.append(not_supported(path.child("type"), "", allowed))
     if isinstance(policy.webhook, URLConfiguration):
         _check_byte_format(policy.webhook, path.child("webhook"), errs)
     if isinstance(policy.wasm, WasmPolicy) and isinstance(policy.wasm.from_, WasmFrom):

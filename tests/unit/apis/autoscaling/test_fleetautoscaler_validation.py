@@ -652,6 +652,30 @@ NOT_A_CERT = base64.b64encode(b"not").decode()
             ],
             id="schema-no-chain-inside-chain",
         ),
+        pytest.param(
+            chain({"id": "a", "buffer": BUFFER["buffer"]}),
+            DEFAULT_GATES,
+            [
+                (
+                    "spec.policy.chain[0].type",
+                    UNSUP,
+                    'Unsupported value: "": supported values: "Buffer", "Webhook", "Counter", "List", "Wasm", "Schedule"',
+                )
+            ],
+            id="chain-entry-type-missing-written-empty",
+        ),
+        pytest.param(
+            policy("Schedule", schedule={}),
+            DEFAULT_GATES,
+            [
+                (
+                    "spec.policy.schedule.policy.type",
+                    UNSUP,
+                    'Unsupported value: "": supported values: "Buffer", "Webhook", "Counter", "List", "Wasm"',
+                )
+            ],
+            id="schedule-policy-missing-written-empty",
+        ),
         # -- Wasm
         pytest.param(
             wasm(
@@ -759,8 +783,14 @@ NOT_A_CERT = base64.b64encode(b"not").decode()
         pytest.param(
             {"fleetName": "f", "policy": {"buffer": BUFFER["buffer"]}},
             DEFAULT_GATES,
-            [("spec.policy.type", REQ, "Required value")],
-            id="policy-type-missing",
+            [
+                (
+                    "spec.policy.type",
+                    UNSUP,
+                    'Unsupported value: "": supported values: "Buffer", "Webhook", "Counter", "List", "Wasm", "Schedule", "Chain"',
+                )
+            ],
+            id="policy-type-missing-written-empty",
         ),
     ],
 )
