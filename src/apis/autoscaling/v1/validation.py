@@ -2,9 +2,9 @@
 
 `validate(fas, gates, now=...)` returns every error the apiserver would report, never raises:
 
-1. the CRD schema checks (required fields, ranges, lengths, patterns, enums restricted where the
-   CRD nests policies are structural, see `fleetautoscaler.PolicyFields`; `format: byte`); if
-   any fail, the webhook never runs;
+1. the CRD schema checks (required fields, ranges, lengths, patterns, `format: byte`, and the
+   policy `type` enum, which narrows at each nesting level, see `fleetautoscaler.PolicyFields`);
+   if any fail, the webhook never runs;
 2. otherwise a Go decode error (a `between` time Go cannot parse): one `InternalError`, as the
    webhook's 400 answer carries (Agones cannot even read the object);
 3. otherwise Agones' rules with its exact texts and quirks: `bufferSize: 0` says "must be greater
