@@ -39,7 +39,12 @@ from .fleetautoscaler import (
     WasmPolicy,
     apply_defaults,
 )
-from .review import FleetAutoscaleRequest, FleetAutoscaleResponse, FleetAutoscaleReview
+from .review import (
+    FleetAutoscaleRequest,
+    FleetAutoscaleResponse,
+    FleetAutoscaleReview,
+    new_fleet_autoscale_review,
+)
 from .validation import validate
 
 
@@ -93,5 +98,6 @@ __all__ = [
     "WasmFrom",
     "WasmPolicy",
     "apply_defaults",
+    "new_fleet_autoscale_review",
     "validate",
 ]

@@ -8,11 +8,15 @@ FleetAutoscaleRequestMetaData gate; both are omitted when empty. Go writes `requ
 
 from __future__ import annotations
 
+import copy
 from typing import Annotated
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ...agones.v1.fleet import FleetStatus
+from ....featuregates import Feature, FeatureGates
+from ...agones.v1.fleet import Fleet, FleetStatus
+from ...meta import schema
+from ...meta.objectmeta import ObjectMeta
 from ...meta.schema import crd
 
 
@@ -39,3 +43,21 @@ class FleetAutoscaleResponse(Struct, rename="camel", omit_defaults=True):
 class FleetAutoscaleReview(Struct, rename="camel", omit_defaults=True):
     request: Annotated[FleetAutoscaleRequest, crd(go="always")] | UnsetType | None = UNSET
     response: Annotated[FleetAutoscaleResponse, crd(go="always")] | UnsetType | None = UNSET
+
+
+def new_fleet_autoscale_review(fleet: Fleet, uid: str, gates: FeatureGates) -> FleetAutoscaleReview:
+    """The review sent to a webhook autoscaler for `fleet` (Go `buildRequest` in the controller)."""
+    meta = fleet.metadata if isinstance(fleet.metadata, ObjectMeta) else ObjectMeta()
+    status = fleet.status if isinstance(fleet.status, FleetStatus) else FleetStatus()
+    request = FleetAutoscaleRequest(
+        uid=uid,
+        name=meta.get_name(),
+        namespace=meta.get_namespace(),
+        status=copy.deepcopy(status),
+    )
+    if gates.enabled(Feature.FLEET_AUTOSCALE_REQUEST_META_DATA):
+        request.labels = dict(meta.get_labels())
+        request.annotations = dict(meta.get_annotations())
+    review = FleetAutoscaleReview(request=request, response=None)
+    schema.go_roundtrip(review)
+    return review
