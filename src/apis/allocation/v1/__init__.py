@@ -26,8 +26,10 @@ from .gameserverallocation import (
     MultiClusterSetting,
     PlayerSelector,
     Priority,
+    SortKey,
     apply_defaults,
     converter,
+    sort_key,
 )
 from .validation import validate
 
@@ -64,7 +66,9 @@ __all__ = [
     "MultiClusterSetting",
     "PlayerSelector",
     "Priority",
+    "SortKey",
     "apply_defaults",
     "converter",
+    "sort_key",
     "validate",
 ]

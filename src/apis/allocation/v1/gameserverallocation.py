@@ -13,7 +13,8 @@ defaults and validates it, allocates, and answers with the whole object Go-encod
   `multiClusterSetting: {policySelector: {}}`, `metadata: {}`, `players.minAvailable: 0` dropped);
 * `converter` is Go's `Converter`: without `selectors`, `selectors = preferred… + required`,
   both deprecated fields kept as given;
-* `GameServerSelector.matches(gs, gates)` is the allocator's filter.
+* `GameServerSelector.matches(gs, gates)` is the allocator's filter; `sort_key(gsa)` tells which
+  requests can share one sorted candidate list (Go `SortKey`).
 """
 
 from __future__ import annotations
@@ -303,3 +304,20 @@ def converter(gsa: GameServerAllocation) -> None:
         required = spec.required if isinstance(spec.required, GameServerSelector) else None
         selectors.append(copy.deepcopy(required) if required else GameServerSelector())
         spec.selectors = selectors
+
+
+SortKey = tuple[str, tuple[tuple[str, str, str], ...]]
+
+
+def sort_key(gsa: GameServerAllocation) -> SortKey:
+    """What Go's `SortKey` hashes: scheduling and priorities (all else is `hash:"ignore"`).
+
+    Requests with equal keys can share one sorted list of GameServers in the batching allocator.
+    """
+    spec = (
+        gsa.spec if isinstance(gsa.spec, GameServerAllocationSpec) else GameServerAllocationSpec()
+    )
+    priorities = tuple(
+        (_get(p.type, ""), _get(p.key, ""), _get(p.order, "")) for p in spec.priorities or []
+    )
+    return (_get(spec.scheduling, ""), priorities)

@@ -3,7 +3,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from agones.apis.allocation.v1 import converter
+from agones.apis.allocation.v1 import converter, sort_key
 from agones.featuregates import DEFAULT_GATES, FeatureGates
 from tests.unit.apis.allocation.helpers import defaulted, gsa
 
@@ -165,3 +165,30 @@ def test_converter_with_nothing_selects_ready() -> None:
     obj = defaulted(gsa({}))
     converter(obj)
     assert msgspec.to_builtins(obj.spec)["selectors"] == [{"gameServerState": "Ready"}]
+
+
+def test_sort_key_ignores_everything_but_scheduling_and_priorities() -> None:
+    prio = [{"type": "Counter", "key": "rooms"}]
+    a = defaulted(
+        gsa({"selectors": [FLEET], "priorities": prio, "metadata": {"labels": {"x": "1"}}})
+    )
+    b = defaulted(
+        gsa(
+            {
+                "required": {"matchLabels": {"y": "2"}},
+                "priorities": prio,
+                "counters": {"r": {"capacity": 1}},
+            }
+        )
+    )
+    c = defaulted(gsa({"selectors": [FLEET], "priorities": prio, "scheduling": "Distributed"}))
+    d = defaulted(
+        gsa(
+            {
+                "selectors": [FLEET],
+                "priorities": [{"type": "Counter", "key": "rooms", "order": "Descending"}],
+            }
+        )
+    )
+    assert sort_key(a) == sort_key(b) == ("Packed", (("Counter", "rooms", "Ascending"),))
+    assert len({sort_key(a), sort_key(c), sort_key(d)}) == 3
