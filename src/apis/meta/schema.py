@@ -50,6 +50,16 @@ from ..field import (
     too_many,
 )
 
+
+@functools.lru_cache(maxsize=256)
+def _go_regexp(pattern: str) -> re.Pattern[str]:
+    """Compile a schema pattern with Go's (RE2) meaning of `$`: the end of the text.
+
+    Python's `$` also matches before a trailing newline, which would let `"abc\n"` pass `^[a-z]+$`.
+    """
+    return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
+
+
 _PROPS = frozenset(
     {
         "default",
@@ -361,7 +371,7 @@ def _validate_value(value: Any, spec: TypeSpec, path: Path, errs: list[FieldErro
             )
         if "max_length" in props and len(value) > props["max_length"]:
             errs.append(too_long(path, props["max_length"]))
-        if "pattern" in props and re.search(props["pattern"], value) is None:
+        if "pattern" in props and _go_regexp(props["pattern"]).search(value) is None:
             errs.append(invalid(path, value, f"{path} in body should match '{props['pattern']}'"))
         return
     if isinstance(value, list):

@@ -153,3 +153,20 @@ def test_object_meta_go_roundtrip() -> None:
             {"apiVersion": "", "kind": "X", "name": "", "uid": "", "controller": False}
         ],
     }
+
+
+class _Named(msgspec.Struct, rename="camel", omit_defaults=True):
+    name: Annotated[str, crd(pattern="^[a-z]+$")] | UnsetType = UNSET
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        pytest.param("abc", True, id="plain"),
+        pytest.param("abc\n", False, id="trailing-newline-rejected-as-in-go"),
+        pytest.param("ab1", False, id="no-match"),
+    ],
+)
+def test_pattern_dollar_means_end_of_text(value: str, ok: bool) -> None:
+    errs = schema.validate_schema(_Named(name=value), Path("spec"))
+    assert (errs == []) is ok
