@@ -1,0 +1,1 @@
+"""Python game-server SDK for Agones (see docs/sdk.md)."""
