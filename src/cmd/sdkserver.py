@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 from dataclasses import dataclass, fields
@@ -138,6 +139,17 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=main)
 
 
+LOG_LEVELS = {"error": logging.ERROR, "info": logging.INFO, "debug": logging.DEBUG}
+
+
+def configure_logging(level: str) -> None:
+    """Agones' levels (Error, Info, Debug, Trace); anything else is Info, as Agones warns."""
+    number = LOG_LEVELS.get(level.lower(), logging.DEBUG if level.lower() == "trace" else None)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(number or logging.INFO))
+    if number is None and level.lower() != "trace":
+        log.warning("Invalid LOG_LEVEL value. Defaulting to 'info'.", log_level=level)
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         settings = settings_from(args)
@@ -145,6 +157,7 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}")
         return 2
+    configure_logging(settings.log_level)
     return asyncio.run(run(settings, gates))
 
 
