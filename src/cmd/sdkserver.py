@@ -7,7 +7,8 @@ var with `-` → `_` (`--grpc-port` / `GRPC_PORT`), a flag winning over its env 
 Modes: `--local` (no Kubernetes; optional `--file` GameServer manifest, re-read on change),
 `--test a,b,c` (conformance test mode: records request names and, after `--timeout` seconds or on
 SIGTERM, exits 0 when they match the expected set, 1 otherwise), else cluster mode against the
-GameServer `--gameserver-name` in `--pod-namespace`. `--delay` sleeps before anything starts;
+GameServer `--gameserver-name` in `--pod-namespace` (API from `--kubeconfig` or in-cluster).
+Two flags are agones-py's own: `--first-write-immediately` and `--health-autostart`. `--delay` sleeps before anything starts;
 local and test modes bind only the gRPC and HTTP ports.
 """
 
@@ -69,6 +70,10 @@ class SDKServerSettings:
     """Seconds each GameServer write waits so that rapid SDK calls coalesce (Go duration text)."""
     feature_gates: str = ""
     """Feature gates as a query string, e.g. `PlayerTracking=true`."""
+    first_write_immediately: bool = False
+    """(agones-py) Write a change at once when its operation was idle for a rate-limit window."""
+    health_autostart: bool = False
+    """(agones-py) Start health checks initialDelaySeconds after start, not on the first probe."""
 
 
 # flag name → (env var or None, parser)
@@ -90,6 +95,8 @@ _FLAGS: dict[str, tuple[str | None, Any]] = {
     "log-level": ("LOG_LEVEL", str),
     "request-rate-limit": ("REQUEST_RATE_LIMIT", parse_go_duration),
     "feature-gates": ("FEATURE_GATES", str),
+    "first-write-immediately": ("FIRST_WRITE_IMMEDIATELY", parse_bool),
+    "health-autostart": ("HEALTH_AUTOSTART", parse_bool),
 }
 
 
@@ -190,8 +197,9 @@ async def run(settings: SDKServerSettings, gates: FeatureGates) -> int:
         await asyncio.sleep(settings.delay)
 
     if not settings.local and not settings.test:
-        log.error("cluster mode is not available in this build; use --local or --test")
-        return 1
+        from ..sdkserver.cluster import run_cluster
+
+        return await run_cluster(settings, gates)
 
     file: Path | None = None
     if settings.local and settings.file:
