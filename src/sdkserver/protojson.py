@@ -41,7 +41,30 @@ def marshal(message: Message) -> dict[str, Any]:
         message, always_print_fields_with_no_presence=True, preserving_proto_field_name=True
     )
     _fill_nulls(message, data)
-    return data
+    ordered: dict[str, Any] = _ordered(message.DESCRIPTOR, data)
+    return ordered
+
+
+def _ordered(descriptor: Descriptor, data: Any) -> Any:
+    """Keys in declaration order, as Go's protojson writes them."""
+    if not isinstance(data, dict) or descriptor.full_name in _SPECIAL_JSON:
+        return data
+    result: dict[str, Any] = {}
+    for field in descriptor.fields:
+        if field.name not in data:
+            continue
+        value = data[field.name]
+        if field.type == FieldDescriptor.TYPE_MESSAGE and value is not None:
+            if _is_map(field):
+                value_field = field.message_type.fields_by_name["value"]
+                if value_field.type == FieldDescriptor.TYPE_MESSAGE:
+                    value = {k: _ordered(value_field.message_type, v) for k, v in value.items()}
+            elif field.is_repeated:
+                value = [_ordered(field.message_type, v) for v in value]
+            else:
+                value = _ordered(field.message_type, value)
+        result[field.name] = value
+    return result
 
 
 def _is_map(field: FieldDescriptor) -> bool:

@@ -76,3 +76,19 @@ def test_unmarshal_accepts_proto_names() -> None:
 def test_unmarshal_rejects_wrong_types() -> None:
     with pytest.raises(json_format.ParseError):
         unmarshal({"seconds": "soon"}, sdk_pb2.Duration())
+
+
+def test_keys_follow_declaration_order() -> None:
+    gs = sdk_pb2.GameServer()
+    gs.status.state = "Ready"
+    data = marshal(gs)
+    assert list(data) == ["object_meta", "spec", "status"]
+    assert list(data["status"]) == [
+        "state",
+        "address",
+        "addresses",
+        "ports",
+        "players",
+        "counters",
+        "lists",
+    ]
