@@ -206,3 +206,20 @@ def test_bad_flag_combinations_are_refused() -> None:
     )
     assert result.returncode == 2
     assert "Must set a shutdown delay if using ready iterations" in result.stderr
+
+
+async def test_passthrough_listens_on_the_port_from_the_game_server(local_server: Running) -> None:
+    srv = local_server
+    port = free_port()
+    srv.backend.gs.status.ports[0].port = port
+    proc, _ = await start_game_server(srv, "-passthrough")
+    loop = asyncio.get_running_loop()
+    transport, client = await loop.create_datagram_endpoint(
+        UDPClient, remote_addr=("127.0.0.1", port)
+    )
+    try:
+        transport.sendto(b"GAMESERVER")
+        assert await asyncio.wait_for(client.replies.get(), 10) == "NAME: local\n"
+    finally:
+        transport.close()
+        await stop(proc)
