@@ -73,7 +73,7 @@ async def run_cluster(settings: SDKServerSettings, gates: FeatureGates) -> int:
             first_write_immediately=settings.first_write_immediately,
             health_autostart=settings.health_autostart,
         )
-        server = SDKServer(store, gates, options=options)
+        server = SDKServer(store, gates, options=options, recorder=store)
         await server.run()
         serving = await serve_sdk(
             server,

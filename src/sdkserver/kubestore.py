@@ -17,6 +17,7 @@ import json
 import os
 import ssl
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import aiohttp
 import structlog
 import yaml
 
+from .events import event_body
 from .jsonpatch import Patch
 from .store import ConflictError
 
@@ -127,6 +129,7 @@ class KubeGameServerStore:
             f"{config.server}/apis/agones.dev/v1/namespaces/{quote(namespace)}/gameservers"
         )
         self.selector = f"metadata.name={name}"
+        self._event_tasks: set[asyncio.Task[None]] = set()
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -144,6 +147,22 @@ class KubeGameServerStore:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+    def record_event(self, gs: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        """`events.EventRecorder`: post a core/v1 Event in the background (best effort)."""
+        body = event_body(gs, type_, reason, message, time.time())
+        task = asyncio.get_running_loop().create_task(self._post_event(body))
+        self._event_tasks.add(task)
+        task.add_done_callback(self._event_tasks.discard)
+
+    async def _post_event(self, body: dict[str, Any]) -> None:
+        url = f"{self.config.server}/api/v1/namespaces/{quote(self.namespace)}/events"
+        try:
+            async with self.session.post(url, json=body) as response:
+                if response.status not in (200, 201):
+                    log.info("could not record event", status=response.status)
+        except aiohttp.ClientError as err:
+            log.info("could not record event", error=str(err))
 
     async def _list(self) -> tuple[dict[str, Any], str]:
         params = {"fieldSelector": self.selector}

@@ -45,6 +45,7 @@ from .countslists import (
     merge_remove_duplicates,
 )
 from .errors import SDKError, plain_error
+from .events import EventRecorder, go_duration
 from .jsonpatch import create_patch
 from .queue import CoalescingQueue
 from .sdk import METADATA_PREFIX, convert, parse_rfc3339
@@ -102,8 +103,10 @@ class SDKServer(CountsAndLists):
         *,
         clock: Clock | None = None,
         options: SDKServerOptions | None = None,
+        recorder: EventRecorder | None = None,
     ) -> None:
         self.store = store
+        self.recorder = recorder
         self.gates = gates
         self.clock = clock or RealClock()
         self.options = options or SDKServerOptions()
@@ -250,8 +253,17 @@ class SDKServer(CountsAndLists):
             annotations[LAST_ALLOCATED] = rfc3339(self.clock.now(), nanos=True)
         result = await self._patch(gs, new)
         state = (result.get("status") or {}).get("state")
-        if state == "Reserved" and self.reserve_duration is not None:
+        type_, message = "Normal", "SDK state change"
+        if state == "Unhealthy":
+            type_, message = "Warning", "Health check failure"
+        elif state == "Reserved" and self.reserve_duration is not None:
+            message += f", for {go_duration(self.reserve_duration)}"
             self._reset_reserve_after(self.reserve_duration)
+        self.event(result, type_, str(state), message)
+
+    def event(self, gs: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        if self.recorder is not None:
+            self.recorder.record_event(gs, type_, reason, message)
 
     async def _update_metadata(self, kind: str, values: dict[str, str]) -> None:
         gs = await self.game_server()
@@ -275,7 +287,8 @@ class SDKServer(CountsAndLists):
         players = new.setdefault("status", {}).setdefault("players", {}) or {}
         new["status"]["players"] = players
         players["capacity"] = self.player_capacity
-        await self._patch(gs, new)
+        result = await self._patch(gs, new)
+        self.event(result, "Normal", "PlayerCapacity", f"Set to {self.player_capacity}")
 
     async def update_connected_players(self) -> None:
         gs = await self.game_server()
@@ -286,7 +299,8 @@ class SDKServer(CountsAndLists):
             return
         players["ids"] = list(self.connected_players)
         players["count"] = len(self.connected_players)
-        await self._patch(gs, new)
+        result = await self._patch(gs, new)
+        self.event(result, "Normal", "PlayerCount", f"Set to {players['count']}")
 
     async def update_counters(self) -> None:
         gs = await self.game_server()
@@ -305,11 +319,18 @@ class SDKServer(CountsAndLists):
             count = int(counter.get("count") or 0) + update.diff
             counter["count"] = max(0, min(count, int(counter.get("capacity") or 0)))
         try:
-            await self._patch(gs, new)
+            result = await self._patch(gs, new)
         except BaseException:
             for name, update in pending.items():  # keep them for the retry
                 self.counter_updates.setdefault(name, update)
             raise
+        for name in pending:
+            if name in counters:
+                message = (
+                    f"Counter {name} updated to Count:{counters[name]['count']} "
+                    f"Capacity:{counters[name].get('capacity', 0)}"
+                )
+                self.event(result, "Normal", "UpdateCounter", message)
 
     async def update_lists(self) -> None:
         gs = await self.game_server()
@@ -327,11 +348,14 @@ class SDKServer(CountsAndLists):
             values = merge_remove_duplicates(values, update.to_append)
             lst["values"] = values[: int(lst.get("capacity") or 0)]
         try:
-            await self._patch(gs, new)
+            result = await self._patch(gs, new)
         except BaseException:
             for name, update in pending.items():
                 self.list_updates.setdefault(name, update)
             raise
+        for name in pending:
+            if name in lists:
+                self.event(result, "Normal", "UpdateList", f"List {name} updated")
 
     # -- state RPCs ------------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ class InMemoryGameServerStore:
         self.write_latency = write_latency
         self.writes = 0
         self.patches: list[Patch] = []
+        self.events: list[tuple[str, str, str]] = []
         self._watchers: set[asyncio.Queue[dict[str, Any]]] = set()
 
     @property
@@ -64,6 +65,10 @@ class InMemoryGameServerStore:
         self.writes += 1
         self.patches.append(patch)
         return self._commit(patched)
+
+    def record_event(self, gs: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        """`events.EventRecorder`: keep (type, reason, message)."""
+        self.events.append((type_, reason, message))
 
     def update(self, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
         """Another writer (controller, allocator) changes the object."""

@@ -30,11 +30,13 @@ class FakeAPI:
         self.namespace = gs["metadata"]["namespace"]
         self.port = 0
         self.runner: web.AppRunner | None = None
+        self.events: list[dict[str, Any]] = []
 
     async def start(self) -> None:
         app = web.Application()
         app.router.add_get(BASE, self.collection)
         app.router.add_patch(BASE + "/{name}", self.patch)
+        app.router.add_post("/api/v1/namespaces/{namespace}/events", self.post_event)
         self.runner = web.AppRunner(app, handler_cancellation=True)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
@@ -83,6 +85,11 @@ class FakeAPI:
                     json.dumps({"type": "MODIFIED", "object": gs}).encode() + b"\n"
                 )
         return response
+
+    async def post_event(self, request: web.Request) -> web.Response:
+        event = await request.json()
+        self.events.append(event)
+        return web.json_response(event, status=201)
 
     async def patch(self, request: web.Request) -> web.Response:
         assert request.content_type == "application/json-patch+json"

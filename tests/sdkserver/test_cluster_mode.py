@@ -111,6 +111,15 @@ async def test_sidecar_process_in_cluster_mode(tmp_path: Path) -> None:
             await sdk.ready()
             await until(lambda: state() == "RequestReady", "RequestReady")
             assert store.patches[0][0]["op"] == "test"
+            await until(lambda: api.events, "the state change event")
+            event = api.events[0]
+            assert (event["reason"], event["message"], event["type"]) == (
+                "RequestReady",
+                "SDK state change",
+                "Normal",
+            )
+            assert event["involvedObject"]["name"] == "gs-1"
+            assert event["source"] == {"component": "gameserver-sidecar"}
 
             before = store.writes
             for i in range(100):

@@ -57,7 +57,11 @@ class Harness:
         self.store = InMemoryGameServerStore(copy.deepcopy(gs or GS))
         gates = FeatureGates().with_values(PlayerTracking=True)
         self.server = SDKServer(
-            self.store, gates, clock=self.clock, options=SDKServerOptions(**options)
+            self.store,
+            gates,
+            clock=self.clock,
+            options=SDKServerOptions(**options),
+            recorder=self.store,
         )
 
     @property
@@ -120,6 +124,10 @@ async def test_reserve_then_back_to_ready_by_itself(h: Harness) -> None:
     await h.clock.advance(0.5)
     assert h.state == "RequestReady"
     assert h.gs["status"]["reservedUntil"] is None
+    assert h.store.events == [
+        ("Normal", "Reserved", "SDK state change, for 2s"),
+        ("Normal", "RequestReady", "SDK state change"),
+    ]
 
 
 async def test_allocate_cancels_reserve_and_stamps_last_allocated(h: Harness) -> None:
@@ -159,6 +167,7 @@ async def test_missed_health_pings_make_it_unhealthy_and_unhealthy_sticks(h: Har
     await h.clock.advance(5)
     assert not h.server.healthy()
     assert h.state == "Unhealthy"
+    assert h.store.events == [("Warning", "Unhealthy", "Health check failure")]
     await h.server.ready(EMPTY)
     await h.server.health(_one_ping())
     await h.clock.advance(5)
@@ -261,6 +270,10 @@ async def test_players_are_written_after_a_second(h: Harness) -> None:
     assert h.gs["status"]["players"] == {"count": 0, "capacity": 2, "ids": []}
     await h.clock.advance(0.5)
     assert h.gs["status"]["players"] == {"count": 2, "capacity": 2, "ids": ["p1", "p2"]}
+    assert [e[1:] for e in h.store.events] == [
+        ("PlayerCapacity", "Set to 2"),
+        ("PlayerCount", "Set to 2"),
+    ]
 
 
 def counter(
@@ -303,6 +316,9 @@ async def test_counter_changes_are_batched_and_projected(h: Harness) -> None:
     await h.clock.advance(0.5)
     assert h.gs["status"]["counters"]["rooms"] == {"count": 15, "capacity": 20}
     assert h.store.writes == 1
+    assert h.store.events == [
+        ("Normal", "UpdateCounter", "Counter rooms updated to Count:15 Capacity:20")
+    ]
 
 
 async def test_list_changes_are_batched_with_their_errors(h: Harness) -> None:
