@@ -10,6 +10,7 @@ ALREADY_EXISTS, INVALID_ARGUMENT.
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +52,7 @@ def merge_remove_duplicates(first: list[str], second: list[str]) -> list[str]:
     return result
 
 
-class CountsAndLists:
+class CountsAndLists(abc.ABC):
     """The beta RPCs, mixed into SDKServer (which provides the attributes declared here)."""
 
     _gs: dict[str, Any]
@@ -60,11 +61,13 @@ class CountsAndLists:
     queue: CoalescingQueue
     list_max_capacity: int
 
+    @abc.abstractmethod
     def _require(self, feature: Feature) -> None:
-        raise NotImplementedError
+        """Raise the not-enabled error when `feature` is off."""
 
+    @abc.abstractmethod
     async def game_server(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The GameServer as last read (waiting for the first read)."""
 
     def _stored_counter(self, name: str) -> dict[str, int]:
         counters = (self._gs.get("status") or {}).get("counters") or {}

@@ -75,6 +75,27 @@ async def alpha_sequence(sdk: AsyncSDK) -> None:
     assert await alpha.get_player_count() == 0
 
 
+async def rest_players(base_url: str) -> None:
+    """The player-tracking steps of Agones' REST conformance client (http-api-test.go)."""
+    async with aiohttp.ClientSession(base_url) as http:
+
+        async def call(verb: str, path: str, body: object = None) -> dict[str, object]:
+            async with http.request(verb, path, json=body) as r:
+                data = await r.json()
+                assert r.status == 200, (verb, path, r.status, data)
+                return data  # type: ignore[no-any-return]
+
+        await call("PUT", "/alpha/player/capacity", {"count": "10"})
+        assert await call("GET", "/alpha/player/capacity") == {"count": "10"}
+        assert await call("POST", "/alpha/player/connect", {"playerID": "1234"}) == {"bool": True}
+        assert await call("GET", "/alpha/player/connected/1234") == {"bool": True}
+        assert await call("GET", "/alpha/player/connected") == {"list": ["1234"]}
+        assert await call("POST", "/alpha/player/disconnect", {"playerID": "1234"}) == {
+            "bool": True
+        }
+        assert await call("GET", "/alpha/player/count") == {"count": "0"}
+
+
 async def rest_sequence(base_url: str, *, skip: str = "") -> None:
     """The default + counters-and-lists sequence with plain HTTP calls, watch stream included."""
     async with aiohttp.ClientSession(base_url) as http:

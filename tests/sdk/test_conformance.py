@@ -10,7 +10,7 @@ import pytest
 
 from agones.featuregates import FeatureGates
 from agones.sdk import AsyncSDK
-from tests.sdk.sequences import alpha_sequence, default_sequence, rest_sequence
+from tests.sdk.sequences import alpha_sequence, default_sequence, rest_players, rest_sequence
 from tests.sdkserver.harness import (
     ALPHA_CONFORMANCE,
     COUNTS_AND_LISTS,
@@ -59,3 +59,12 @@ async def test_rest_sequence_without_ready_fails() -> None:
     async with running_local(expected=DEFAULT_AND_CL) as srv:
         await rest_sequence(srv.base_url, skip="ready")
         assert not srv.backend.compare()
+
+
+async def test_rest_gateway_passes_alpha_player_tracking_with_the_gate() -> None:
+    gates = FeatureGates().with_values(PlayerTracking=True)
+    expected = f"{DEFAULT_CONFORMANCE},{ALPHA_CONFORMANCE},{COUNTS_AND_LISTS}"
+    async with running_local(gates, expected=expected) as srv:
+        await rest_players(srv.base_url)
+        await rest_sequence(srv.base_url)
+        assert srv.backend.compare(), srv.backend.requests

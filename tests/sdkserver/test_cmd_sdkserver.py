@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from agones.cmd.sdkserver import SDKServerSettings, add_arguments, settings_from
+from agones.cmd.sdkserver import SDKServerSettings, add_arguments, run, settings_from
+from agones.featuregates import FeatureGates
 from agones.sdk import AsyncSDK
 from tests.sdk.sequences import default_sequence
 from tests.sdkserver.harness import COUNTS_AND_LISTS, DEFAULT_CONFORMANCE, free_port
@@ -102,3 +103,18 @@ async def test_test_mode_process_exits_0_on_match_and_1_on_a_missing_call() -> N
     assert bad_code == 1, bad_out
     assert "Could not find a request which was expected" in bad_out
     assert "Testing Failed" in bad_out
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        pytest.param(SDKServerSettings(local=True, file="/nonexistent/gs.yaml"), id="missing-file"),
+        pytest.param(SDKServerSettings(), id="cluster-mode-without-a-gameserver-name"),
+        pytest.param(
+            SDKServerSettings(gameserver_name="gs", pod_namespace="ns", kubeconfig="/nonexistent"),
+            id="cluster-mode-bad-kubeconfig",
+        ),
+    ],
+)
+async def test_startup_errors_exit_1(settings: SDKServerSettings) -> None:
+    assert await run(settings, FeatureGates()) == 1
