@@ -304,8 +304,12 @@ class Gateway:
                 ):
                     message.update_mask.paths.extend(_mask_from_body(target, body))
             for key, value in query_params:
-                if key in variables or (route.body == "*"):
+                if key in variables or route.body == "*":
                     continue
+                try:
+                    _field_path(message, key)
+                except SDKError:
+                    continue  # grpc-gateway ignores query parameters that name no field
                 _set_path(message, key, value)
             for path, value in variables.items():
                 _set_path(message, path, value)

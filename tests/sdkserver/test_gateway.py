@@ -100,7 +100,7 @@ async def test_http_wire_conventions() -> None:
             assert (r.status, await r.json()) == (200, {})
         async with http.post("/health") as r:
             assert r.status == 400
-        async with http.get("/gameserver") as r:
+        async with http.get("/gameserver?unknown=1") as r:
             assert r.headers["Content-Type"].startswith("application/json")
             body = await r.json()
             assert body["object_meta"]["name"] == "local"
@@ -119,6 +119,8 @@ async def test_http_wire_conventions() -> None:
             )
         async with http.get("/alpha/player/count") as r:
             assert (r.status, (await r.json())["message"]) == (500, "PlayerTracking not enabled")
+        async with http.get("/v1beta1/lists/players?name=other") as r:  # the path wins
+            assert (await r.json())["name"] == "players"
 
 
 async def test_update_list_mask_comes_from_body_or_query() -> None:
