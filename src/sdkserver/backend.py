@@ -10,7 +10,7 @@ the proto files is served and nothing can be forgotten; the REST gateway calls t
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 import grpc
@@ -117,5 +117,3 @@ def register_services(server: grpc.aio.Server, backend: SDKBackend) -> None:
             (grpc.method_handlers_generic_handler(service.full_name, handlers),)
         )
 
-
-Unary = Callable[[Message], Awaitable[Message]]
