@@ -116,4 +116,3 @@ def register_services(server: grpc.aio.Server, backend: SDKBackend) -> None:
         server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(service.full_name, handlers),)
         )
-

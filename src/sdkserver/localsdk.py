@@ -162,10 +162,11 @@ class LocalSDKServer:
         if not self.test_mode:
             return True
         ok, _ = equal_sets(self.expected, self.requests)
+        logger = log.bind(sdk_name=self.sdk_name) if self.sdk_name else log
         if ok:
-            log.info("Received requests match expected list. Test run was successful")
+            logger.info("Received requests match expected list. Test run was successful")
         else:
-            log.info("Testing Failed", expected=self.expected, received=self.requests)
+            logger.info("Testing Failed", expected=self.expected, received=self.requests)
         return ok
 
     # -- lifecycle -----------------------------------------------------------------------------
