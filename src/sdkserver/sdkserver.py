@@ -413,12 +413,16 @@ class SDKServer(CountsAndLists):
 
     async def watch_game_server(self, request: sdk_pb2.Empty) -> AsyncIterator[sdk_pb2.GameServer]:
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        first = convert(await self.game_server(), self.gates)
+        current = await self.game_server()
         self._watchers.add(queue)
         try:
-            yield first
+            yield convert(current, self.gates)
+            sent = _resource_version(current)
             while (gs := await queue.get()) is not None:
-                yield convert(gs, self.gates)
+                # a relist (start, 410 Gone, reconnect) repeats versions already sent
+                if _resource_version(gs) != sent:
+                    sent = _resource_version(gs)
+                    yield convert(gs, self.gates)
         finally:
             self._watchers.discard(queue)
 

@@ -31,6 +31,9 @@ class FakeAPI:
         self.port = 0
         self.runner: web.AppRunner | None = None
         self.events: list[dict[str, Any]] = []
+        self.gone_next_watch = False
+        self.watch_requests = 0
+        self._streams: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
         app = web.Application()
@@ -71,20 +74,36 @@ class FakeAPI:
                     "items": [current] if matches else [],
                 }
             )
+        self.watch_requests += 1
+        if self.gone_next_watch:
+            self.gone_next_watch = False
+            return web.json_response(
+                {"kind": "Status", "code": 410, "reason": "Expired"}, status=410
+            )
         response = web.StreamResponse()
         await response.prepare(request)
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
         since = int(request.query.get("resourceVersion") or 0)
         current = self.store.current
         if int(current["metadata"]["resourceVersion"]) > since:
             await response.write(
                 json.dumps({"type": "MODIFIED", "object": current}).encode() + b"\n"
             )
-        with contextlib.suppress(ConnectionError, asyncio.CancelledError):
-            async for gs in self.store.watch():
-                await response.write(
-                    json.dumps({"type": "MODIFIED", "object": gs}).encode() + b"\n"
-                )
+        try:
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+                async for gs in self.store.watch():
+                    event = {"type": "MODIFIED", "object": gs}
+                    await response.write(json.dumps(event).encode() + b"\n")
+        finally:
+            self._streams.discard(task)
         return response
+
+    def drop_watches(self) -> None:
+        """End every open watch stream (as an apiserver restart or timeout does)."""
+        for task in list(self._streams):
+            task.cancel()
 
     async def post_event(self, request: web.Request) -> web.Response:
         event = await request.json()

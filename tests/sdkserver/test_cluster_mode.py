@@ -79,6 +79,19 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
                 await store.patch(
                     [{"op": "test", "path": "/metadata/resourceVersion", "value": "5"}]
                 )
+            # a dropped watch, then 410 Gone: the store lists again and keeps following
+            api.gone_next_watch = True
+            api.drop_watches()
+            await asyncio.sleep(0.1)
+            api.store.update(lambda gs: gs["status"].update(state="Ready"))
+            states = []
+            while "Ready" not in states:
+                states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
+            assert not api.gone_next_watch  # the 410 was answered, and it listed again
+            api.store.update(lambda gs: gs["status"].update(state="Allocated"))
+            while states[-1] != "Allocated":
+                states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
+            assert api.watch_requests == 3
             await watch.aclose()
         finally:
             await store.close()

@@ -386,3 +386,24 @@ async def test_errors_reach_grpc_clients_with_their_codes(h: Harness) -> None:
     finally:
         await sdk.close()
         await serving.stop(0)
+
+
+async def test_watch_skips_versions_already_sent() -> None:
+    class Relisting(InMemoryGameServerStore):
+        async def watch(self) -> AsyncIterator[dict[str, Any]]:
+            yield self.current  # a relist repeats the version every stream already has
+            async for gs in super().watch():
+                yield gs
+
+    h = Harness()
+    h.store = Relisting(copy.deepcopy(GS))
+    h.server.store = h.store
+    stream = h.server.watch_game_server(EMPTY)
+    await h.server.run()
+    assert (await anext(stream)).object_meta.resource_version == "10"
+    await h.server.allocate(EMPTY)
+    await h.clock.advance(0.5)
+    update = await anext(stream)
+    assert (update.object_meta.resource_version, update.status.state) == ("11", "Allocated")
+    await stream.aclose()
+    await h.server.stop()
