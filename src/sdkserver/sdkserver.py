@@ -137,6 +137,7 @@ class SDKServer(CountsAndLists):
         self.health_last_updated = 0.0
         self.health_failure_count = 0
         self._health_task: asyncio.Task[None] | None = None
+        self._autostart: Timer | None = None
         self.shutdown_seen = asyncio.Event()
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -162,7 +163,9 @@ class SDKServer(CountsAndLists):
             self.connected_players = list(status["players"].get("ids") or [])
         self.queue.start()
         if self.options.health_autostart and not self.health_disabled:
-            self.clock.call_later(self.health_initial_delay, self.ensure_health_checks_running)
+            self._autostart = self.clock.call_later(
+                self.health_initial_delay, self.ensure_health_checks_running
+            )
 
     async def stop(self) -> None:
         await self.queue.stop()
@@ -171,8 +174,9 @@ class SDKServer(CountsAndLists):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        if self._reserve_timer is not None:
-            self._reserve_timer.cancel()
+        for timer in (self._reserve_timer, self._autostart):
+            if timer is not None:
+                timer.cancel()
         for queue in self._watchers:
             queue.put_nowait(None)
 
