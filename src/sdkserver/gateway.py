@@ -246,7 +246,12 @@ class Gateway:
         assert not isinstance(matched, int)
         route, variables = matched
         raw = b"" if websocket else await request.read()
-        if route.method.client_streaming and route.template == "/health" and not raw:
+        if (
+            not websocket
+            and route.method.client_streaming
+            and route.template == "/health"
+            and not raw
+        ):
             return web.Response(status=400)
         try:
             messages = self._requests(route, variables, raw, request.rel_url.raw_query_string)
@@ -255,6 +260,8 @@ class Gateway:
         except SDKError as err:
             return _error_response(err.code, err.message)
         fn = backend_method(self.backend, route.method)
+        if websocket and route.method.client_streaming:
+            return await self._websocket_client_stream(request, route, fn)
         if route.method.server_streaming:
             if websocket:
                 return await self._websocket_stream(request, fn(messages[0]))
@@ -366,6 +373,36 @@ class Gateway:
             sender.cancel()
             with contextlib.suppress(asyncio.CancelledError, ConnectionError):
                 await sender
+            await ws.close()
+        return ws
+
+    async def _websocket_client_stream(
+        self, request: web.Request, route: Route, fn: Any
+    ) -> web.StreamResponse:
+        """A client stream over a WebSocket: each text message carries request JSON (as the
+        websocket proxy writes it into the request body); closing the socket ends the stream."""
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        cls = message_class(route.method)
+
+        async def requests() -> AsyncIterator[Message]:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    break
+                for body in _decode_json_stream(msg.data.encode()):
+                    message = cls()
+                    unmarshal(body, message)
+                    yield message
+
+        try:
+            response = await fn(requests())
+            data: Any = marshal(response)
+        except SDKError as err:
+            data = {"error": error_body(err.code, err.message)}
+        except (json_format.ParseError, ValueError) as err:
+            data = {"error": error_body(grpc.StatusCode.INVALID_ARGUMENT, str(err))}
+        if not ws.closed:
+            await ws.send_str(json.dumps(data, separators=(",", ":")))
             await ws.close()
         return ws
 

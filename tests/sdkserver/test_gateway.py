@@ -178,3 +178,15 @@ async def test_watch_over_websocket() -> None:
                 break
             await asyncio.sleep(0.02)
         assert not srv.backend._observers
+
+
+async def test_health_pings_over_websocket() -> None:
+    async with running_local(expected="health") as srv, aiohttp.ClientSession(srv.base_url) as http:
+        async with http.ws_connect("/health?method=POST") as ws:
+            await ws.send_str("{}")
+            await ws.send_str("{}{}")
+            for _ in range(100):
+                if srv.backend.requests.count("health") == 3:
+                    break
+                await asyncio.sleep(0.02)
+        assert srv.backend.requests.count("health") == 3
