@@ -11,7 +11,8 @@ proto's. Like grpc-gateway (as configured by Agones' `cmd/sdk-server`):
 * answers are protojson with proto names and every field (see `protojson`); errors are
   `{"code", "message", "details"}` with grpc-gateway's HTTP status for the gRPC code;
 * a server stream (`/watch/gameserver`) is newline-delimited `{"result": ...}` objects, or, on a
-  WebSocket upgrade (as tmc/grpc-websocket-proxy serves it), one text message per object.
+  WebSocket upgrade (as tmc/grpc-websocket-proxy serves it, `?method=` overriding the verb), one
+  text message per object; a client stream over a WebSocket takes one message per JSON value.
 """
 
 from __future__ import annotations
