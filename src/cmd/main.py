@@ -12,7 +12,11 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS: tuple[str, ...] = ("agones.cmd.version", "agones.cmd.validate")
+SUBCOMMANDS: tuple[str, ...] = (
+    "agones.cmd.version",
+    "agones.cmd.validate",
+    "agones.cmd.sdkserver",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

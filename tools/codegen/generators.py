@@ -14,5 +14,15 @@ Generator = Callable[[Path], dict[str, str]]
 
 GENERATORS: dict[str, Generator] = {}
 
+
+def _protos(root: Path) -> dict[str, str]:
+    from tools.codegen import protos
+
+    return protos.generate(root)
+
+
+GENERATORS["protos"] = _protos
+
 # Folders whose every file must come from a generator (stale leftovers fail --check).
 OWNED_DIRS: dict[str, tuple[str, ...]] = {}
+OWNED_DIRS["protos"] = ("src/sdk/proto",)

@@ -1,0 +1,162 @@
+"""Cluster mode against the project's local API server (`agones.localcluster`, merged separately).
+
+The sidecar runs as a process with the local API server's kubeconfig (TLS, bearer token) and
+serves one GameServer of a GameServer CRD: Ready → RequestReady written; 100 SetLabel calls in
+100 ms → at most 2 writes; Reserve(1) → Reserved → back to RequestReady by itself; missed health
+pings → Unhealthy, which sticks; counter errors as gRPC codes. Skipped until the local API server
+is part of the tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import grpc
+import pytest
+
+from agones.sdk import AsyncSDK, SDKError
+from agones.sdkserver.kubestore import ApiConfig, KubeGameServerStore
+from tests.sdkserver.harness import free_port
+
+localcluster = pytest.importorskip("agones.localcluster.server")
+
+pytestmark = pytest.mark.slow
+
+CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gameservers.agones.dev"},
+    "spec": {
+        "group": "agones.dev",
+        "scope": "Namespaced",
+        "names": {"plural": "gameservers", "singular": "gameserver", "kind": "GameServer"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+GS: dict[str, Any] = {
+    "apiVersion": "agones.dev/v1",
+    "kind": "GameServer",
+    "metadata": {"name": "gs-1", "namespace": "default"},
+    "spec": {"health": {"periodSeconds": 1, "failureThreshold": 2, "initialDelaySeconds": 0}},
+    "status": {
+        "state": "Scheduled",
+        "reservedUntil": None,
+        "counters": {"rooms": {"count": 0, "capacity": 5}},
+        "lists": {},
+    },
+}
+
+
+@contextlib.asynccontextmanager
+async def api_with_game_server() -> AsyncIterator[str]:
+    async with localcluster.LocalAPIServer(tls=True, token="sdk-token") as srv:
+        store = KubeGameServerStore(ApiConfig.from_kubeconfig(srv.kubeconfig), "default", "gs-1")
+        try:
+            session = store.session
+            async with session.post(
+                f"{srv.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=CRD
+            ) as r:
+                assert r.status == 201, await r.text()
+            for _ in range(100):  # the CRD's API appears shortly after
+                async with session.post(store.collection, json=GS) as r:
+                    if r.status == 201:
+                        break
+                await asyncio.sleep(0.05)
+            assert r.status == 201
+        finally:
+            await store.close()
+        yield str(srv.kubeconfig)
+
+
+async def until(condition: Any, what: str, timeout: float = 10) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def test_sidecar_against_the_local_api_server() -> None:
+    async with api_with_game_server() as kubeconfig:
+        store = KubeGameServerStore(ApiConfig.from_kubeconfig(kubeconfig), "default", "gs-1")
+        grpc_port, health_port = free_port(), free_port()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "agones", "sdkserver", f"--kubeconfig={kubeconfig}",
+            "--gameserver-name=gs-1", "--pod-namespace=default", "--address=127.0.0.1",
+            f"--grpc-port={grpc_port}", "--http-port=0", f"--health-port={health_port}",
+            env=dict(os.environ), stdout=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        sdk = AsyncSDK("127.0.0.1", grpc_port)
+        writes: list[dict[str, Any]] = []
+
+        async def count_writes() -> None:
+            async for gs in store.watch():
+                writes.append(gs)
+
+        watcher = asyncio.create_task(count_writes())
+        try:
+            await sdk.connect(20)
+
+            async def state_is(state: str) -> bool:
+                return bool((await store.get())["status"]["state"] == state)
+
+            await sdk.ready()
+            await until(lambda: state_is("RequestReady"), "RequestReady")
+
+            await asyncio.sleep(0.5)
+            before = len(writes)
+            for i in range(100):
+                await sdk.set_label("round", str(i))
+                await asyncio.sleep(0.001)
+
+            async def last_label() -> bool:
+                labels = (await store.get())["metadata"].get("labels") or {}
+                return bool(labels.get("agones.dev/sdk-round") == "99")
+
+            await until(last_label, "the last label")
+            await asyncio.sleep(0.6)
+            assert len(writes) - before <= 2
+
+            await sdk.reserve(1)
+            await until(lambda: state_is("Reserved"), "Reserved")
+            await until(lambda: state_is("RequestReady"), "back to Ready after Reserve", 5)
+
+            with pytest.raises(SDKError) as err:
+                await sdk.beta.set_counter_count("rooms", 6)
+            assert err.value.code == grpc.StatusCode.OUT_OF_RANGE
+
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r,
+            ):
+                assert r.status == 200
+            await until(lambda: state_is("Unhealthy"), "Unhealthy after missed pings")
+            await sdk.health()
+            await sdk.ready()
+            await asyncio.sleep(1)
+            assert await state_is("Unhealthy")
+        finally:
+            watcher.cancel()
+            await sdk.close()
+            await store.close()
+            proc.kill()
+            await proc.wait()

@@ -1,0 +1,186 @@
+"""`agones sdkserver` in cluster mode, as a process, against a kube-apiserver (fakeapi here).
+
+What the issue asks cluster mode to show: Ready → RequestReady written; 100 SetLabel calls in
+100 ms → at most 2 writes; Reserve → Reserved → back to RequestReady by itself; missed health
+pings → Unhealthy, which sticks; counter errors as gRPC codes; graceful termination waits for the
+GameServer to go away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import grpc
+import pytest
+
+from agones.sdk import AsyncSDK, SDKError
+from agones.sdkserver.kubestore import ApiConfig, KubeGameServerStore
+from tests.sdkserver.fakeapi import fake_api
+from tests.sdkserver.harness import free_port
+
+GS: dict[str, Any] = {
+    "apiVersion": "agones.dev/v1",
+    "kind": "GameServer",
+    "metadata": {
+        "name": "gs-1",
+        "namespace": "games",
+        "uid": "uid-1",
+        "resourceVersion": "5",
+        "generation": 1,
+        "creationTimestamp": "2024-01-01T00:00:00Z",
+    },
+    "spec": {"health": {"periodSeconds": 1, "failureThreshold": 2, "initialDelaySeconds": 0}},
+    "status": {
+        "state": "Scheduled",
+        "reservedUntil": None,
+        "counters": {"rooms": {"count": 0, "capacity": 5}},
+        "lists": {},
+    },
+}
+
+
+async def until(condition: Any, what: str, timeout: float = 10) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
+    async with fake_api(copy.deepcopy(GS)) as api:
+        store = KubeGameServerStore(
+            ApiConfig.from_kubeconfig(api.kubeconfig(tmp_path)), "games", "gs-1"
+        )
+        try:
+            gs = await store.get()
+            assert gs["metadata"]["name"] == "gs-1"
+            watch = store.watch()
+            assert (await anext(watch))["metadata"]["resourceVersion"] == "5"
+            result = await store.patch(
+                [
+                    {"op": "test", "path": "/metadata/resourceVersion", "value": "5"},
+                    {"op": "replace", "path": "/status/state", "value": "RequestReady"},
+                ]
+            )
+            assert result["status"]["state"] == "RequestReady"
+            assert (await asyncio.wait_for(anext(watch), 5))["status"]["state"] == "RequestReady"
+            from agones.sdkserver.store import ConflictError
+
+            with pytest.raises(ConflictError):
+                await store.patch(
+                    [{"op": "test", "path": "/metadata/resourceVersion", "value": "5"}]
+                )
+            # a dropped watch, then 410 Gone: the store lists again and keeps following
+            api.gone_next_watch = True
+            api.drop_watches()
+            await asyncio.sleep(0.1)
+            api.store.update(lambda gs: gs["status"].update(state="Ready"))
+            states = []
+            while "Ready" not in states:
+                states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
+            assert not api.gone_next_watch  # the 410 was answered, and it listed again
+            api.store.update(lambda gs: gs["status"].update(state="Allocated"))
+            while states[-1] != "Allocated":
+                states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
+            assert api.watch_requests == 3
+            await watch.aclose()
+        finally:
+            await store.close()
+
+
+@pytest.mark.slow
+async def test_sidecar_process_in_cluster_mode(tmp_path: Path) -> None:
+    async with fake_api(copy.deepcopy(GS)) as api:
+        store = api.store
+        grpc_port, http_port, health_port = free_port(), free_port(), free_port()
+        env = dict(
+            os.environ,
+            GAMESERVER_NAME="gs-1",
+            POD_NAMESPACE="games",
+            FEATURE_GATES="SidecarContainers=false",
+        )
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "agones", "sdkserver",
+            f"--kubeconfig={api.kubeconfig(tmp_path)}",
+            "--address=127.0.0.1",
+            f"--grpc-port={grpc_port}", f"--http-port={http_port}", f"--health-port={health_port}",
+            "--request-rate-limit=200ms",
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        sdk = AsyncSDK("127.0.0.1", grpc_port)
+        try:
+            await sdk.connect(20)
+            state = lambda: store.current["status"]["state"]  # noqa: E731
+
+            await sdk.ready()
+            await until(lambda: state() == "RequestReady", "RequestReady")
+            assert store.patches[0][0]["op"] == "test"
+            await until(lambda: api.events, "the state change event")
+            event = api.events[0]
+            assert (event["reason"], event["message"], event["type"]) == (
+                "RequestReady",
+                "SDK state change",
+                "Normal",
+            )
+            assert event["involvedObject"]["name"] == "gs-1"
+            assert event["source"] == {"component": "gameserver-sidecar"}
+
+            before = store.writes
+            for i in range(100):
+                await sdk.set_label("round", str(i))
+                await asyncio.sleep(0.001)
+            await until(
+                lambda: (
+                    store.current["metadata"].get("labels", {}).get("agones.dev/sdk-round") == "99"
+                ),
+                "the last label",
+            )
+            await asyncio.sleep(0.5)
+            assert store.writes - before <= 2
+
+            await sdk.reserve(1)
+            await until(lambda: state() == "Reserved", "Reserved")
+            assert store.current["status"]["reservedUntil"]
+            await until(lambda: state() == "RequestReady", "back to Ready after Reserve", 5)
+
+            with pytest.raises(SDKError) as err:
+                await sdk.beta.set_counter_count("rooms", 6)
+            assert err.value.code == grpc.StatusCode.OUT_OF_RANGE
+            with pytest.raises(SDKError) as err:
+                await sdk.beta.get_counter_count("nope")
+            assert err.value.code == grpc.StatusCode.NOT_FOUND
+
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"http://127.0.0.1:{health_port}/healthz") as r:
+                    assert (r.status, await r.text()) == (200, "ok")
+                async with http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r:
+                    assert r.status == 200  # the first probe starts health checking
+                await until(lambda: state() == "Unhealthy", "Unhealthy after missed pings", 10)
+                async with http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r:
+                    assert r.status == 500
+            await sdk.health()
+            await sdk.ready()
+            await asyncio.sleep(0.5)
+            assert state() == "Unhealthy"
+
+            # graceful termination: SIGTERM keeps it serving until the GameServer goes away
+            proc.send_signal(signal.SIGTERM)
+            await asyncio.sleep(0.5)
+            assert proc.returncode is None
+            assert (await sdk.game_server()).status.state == "Unhealthy"
+            store.update(lambda gs: gs["metadata"].update(deletionTimestamp="2024-01-01T00:01:00Z"))
+            assert await asyncio.wait_for(proc.wait(), 10) == 0
+        finally:
+            await sdk.close()
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
