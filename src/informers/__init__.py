@@ -1,0 +1,1 @@
+"""Shared informers, reflector, stores and listers (client-go `tools/cache`)."""
