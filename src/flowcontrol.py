@@ -9,6 +9,8 @@ wait before acting (0 when a token was available), exactly like `rate.Limiter.Re
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Callable
 
 from .clock import Clock, RealClock
 
@@ -65,3 +67,38 @@ class TokenBucketRateLimiter:
         delay = self._limiter.reserve()
         if delay > 0:
             await self._clock.sleep(delay)
+
+
+class ExponentialBackoffManager:
+    """apimachinery's `wait.NewExponentialBackoffManager`: jittered, doubling, capped, resetting.
+
+    `backoff()` returns the next delay: `d + rand·jitter·d` where `d` starts at `initial`, doubles
+    on each call up to `cap`, and returns to `initial` when no backoff was requested for `reset`
+    seconds. The reflector uses 0.8 s → 30 s, jitter 1.0, reset after 2 min.
+    """
+
+    def __init__(
+        self,
+        initial: float = 0.8,
+        cap: float = 30.0,
+        reset: float = 120.0,
+        factor: float = 2.0,
+        jitter: float = 1.0,
+        clock: Clock | None = None,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.initial, self.cap, self.reset = initial, cap, reset
+        self.factor, self.jitter = factor, jitter
+        self._clock = clock or RealClock()
+        self._rand = rand
+        self._duration = initial
+        self._last: float | None = None
+
+    def backoff(self) -> float:
+        now = self._clock.now()
+        if self._last is not None and now - self._last > self.reset:
+            self._duration = self.initial
+        self._last = now
+        base = min(self._duration, self.cap)
+        self._duration = min(self._duration * self.factor, self.cap)
+        return base + (self._rand() * self.jitter * base if self.jitter > 0 else 0.0)

@@ -27,7 +27,6 @@ import msgspec
 
 from ..clock import Clock, RealClock
 from ..flowcontrol import TokenBucketRateLimiter
-from ..informers.meta import get_name, get_namespace
 from ..metrics.kubernetes_client import ClientMetrics
 from .config import Config
 from .errors import error_from_response
@@ -369,10 +368,14 @@ class RESTClient:
 
 
 def _name_namespace(body: Any) -> tuple[str, str | None]:
-    name = get_name(body)
+    meta = body.get("metadata") if isinstance(body, Mapping) else getattr(body, "metadata", None)
+    if isinstance(meta, Mapping):
+        name, namespace = meta.get("name"), meta.get("namespace")
+    else:
+        name, namespace = getattr(meta, "name", None), getattr(meta, "namespace", None)
     if not name:
         raise ValueError("update needs metadata.name in the body")
-    return name, get_namespace(body) or None
+    return str(name), str(namespace) if namespace else None
 
 
 async def wait_closed(client: RESTClient) -> None:

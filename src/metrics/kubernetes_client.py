@@ -13,8 +13,6 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
-from ..workqueue import metrics as workqueue_metrics
-
 _LATENCY_BUCKETS = (0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2, 3, float("inf"))
 # Agones' views use a single-boundary distribution (0); buckets that separate sizes are more useful.
 _WORK_BUCKETS = (0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, float("inf"))
@@ -203,6 +201,8 @@ _registered: dict[int, KubernetesClientMetrics] = {}
 
 def register(registry: CollectorRegistry | None = None) -> KubernetesClientMetrics:
     """Create (once per registry) the families and route client and work-queue metrics to them."""
+    from ..workqueue import metrics as workqueue_metrics  # late: workqueue imports the informers
+
     registry = registry or REGISTRY
     families = _registered.get(id(registry))
     if families is None:
