@@ -10,7 +10,11 @@ Semantics (and caveats) are client-go's:
   we wrote, falling back to GET + update. If no renewal succeeds within renew_deadline, leadership is
   lost: `on_started_leading`'s task is cancelled, `run()` returns.
 * Cancelling `run()` while leading releases the lease when `release_on_cancel` (holder "" and a 1 s
-  duration, so a follower takes over within one retry period plus jitter).
+  duration, so a follower takes over within one jittered retry period). Unlike client-go, a release
+  that conflicts (a renewal cancelled in flight landed) re-reads the lease and retries once.
+* After a leader dies without releasing, a follower takes over at most
+  lease_duration + 2 x retry_period x (1 + jitter) later: it must first observe the last renewal
+  (one jittered poll), then wait a full lease_duration, then poll again.
 * `on_stopped_leading` is always called when `run()` ends, leader or not (as in Go);
   `on_new_leader(identity)` whenever the observed holder changes.
 There is no fencing: work guarded by the lease must stop before the lease can lapse.
@@ -26,7 +30,7 @@ from typing import Any, TypeVar
 
 import structlog
 
-from ..client.errors import NotFoundError
+from ..client.errors import ConflictError, NotFoundError
 from ..clock import Clock, RealClock
 from .resourcelock import LeaderElectionRecord, ResourceLock
 
@@ -179,7 +183,15 @@ class LeaderElector:
             acquire_time=now,
         )
         try:
-            await self.config.lock.update(record)
+            try:
+                await self.config.lock.update(record)
+            except ConflictError:
+                # A renewal cancelled in flight may have landed: re-read, and release if still ours.
+                current, _ = await self.config.lock.get()
+                if current.holder_identity != self.config.lock.identity():
+                    return True
+                record.leader_transitions = current.leader_transitions
+                await self.config.lock.update(record)
         except Exception as err:
             self.log.error("failed to release lock", error=str(err))
             return False

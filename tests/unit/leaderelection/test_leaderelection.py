@@ -263,3 +263,16 @@ async def test_on_stopped_leading_called_even_if_never_leading() -> None:
 def test_record_raw_is_canonical() -> None:
     assert LeaderElectionRecord("a", 15).raw() == LeaderElectionRecord("a", 15).raw()
     assert LeaderElectionRecord("a", 15).raw() != LeaderElectionRecord("b", 15).raw()
+
+
+async def test_release_retries_after_a_renewal_landed_in_flight() -> None:
+    clock, store, timeline = FakeClock(), LeaseStore(), []
+    a = Candidate("a", store, clock, timeline)
+    a.start()
+    await clock.advance(0)
+    assert store.lease is not None
+    # Someone (a renewal whose response we never saw) bumped the lease's resourceVersion.
+    store.rv += 1
+    store.lease["metadata"]["resourceVersion"] = str(store.rv)
+    await a.kill()
+    assert store.lease["spec"]["holderIdentity"] == ""
