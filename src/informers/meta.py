@@ -12,13 +12,15 @@ from typing import Any
 
 
 def _metadata(obj: Any) -> Any:
+    if type(obj) is dict:  # the hot path: raw JSON
+        return obj.get("metadata") or {}
     if isinstance(obj, Mapping):
         return obj.get("metadata") or {}
     return getattr(obj, "metadata", None) or {}
 
 
 def _field(meta: Any, json_name: str, attr_name: str) -> Any:
-    if isinstance(meta, Mapping):
+    if type(meta) is dict or isinstance(meta, Mapping):
         return meta.get(json_name)
     return getattr(meta, attr_name, None)
 

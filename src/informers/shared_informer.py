@@ -118,22 +118,24 @@ class ProcessorListener:
             while not self._buffer:
                 self._wakeup.clear()
                 await self._wakeup.wait()
-            n = self._buffer.popleft()
-            try:
-                if n.kind == "add":
-                    self.handler.on_add(n.obj, n.initial)
-                elif n.kind == "update":
-                    self.handler.on_update(n.old, n.obj)
-                else:
-                    self.handler.on_delete(n.obj)
-            except Exception as err:
-                self.log.error("event handler failed", error=str(err), exc_info=err)
-            finally:
-                if n.initial:
-                    self._pending_initial -= 1
-            if len(self._buffer) > 1024:
-                # Let the reflector and other tasks run when a burst is queued.
-                await asyncio.sleep(0)
+            # Deliver a batch, then let the reflector and other tasks run.
+            for _ in range(min(len(self._buffer), 1024)):
+                self._deliver(self._buffer.popleft())
+            await asyncio.sleep(0)
+
+    def _deliver(self, n: _Notification) -> None:
+        try:
+            if n.kind == "add":
+                self.handler.on_add(n.obj, n.initial)
+            elif n.kind == "update":
+                self.handler.on_update(n.old, n.obj)
+            else:
+                self.handler.on_delete(n.obj)
+        except Exception as err:
+            self.log.error("event handler failed", error=str(err), exc_info=err)
+        finally:
+            if n.initial:
+                self._pending_initial -= 1
 
     def pending(self) -> int:
         return len(self._buffer)

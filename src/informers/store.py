@@ -34,6 +34,12 @@ class DeletedFinalStateUnknown:
 
 def meta_namespace_key(obj: Any) -> str:
     """`namespace/name` (or `name` when cluster-scoped); strings and ExplicitKeys pass through."""
+    if type(obj) is dict:  # the hot path: raw JSON
+        meta = obj.get("metadata") or {}
+        name = meta.get("name")
+        if name:
+            namespace = meta.get("namespace")
+            return f"{namespace}/{name}" if namespace else str(name)
     if isinstance(obj, str):
         return obj
     if isinstance(obj, ExplicitKey | DeletedFinalStateUnknown):
