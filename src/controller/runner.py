@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 import uuid
 from collections.abc import Callable, Sequence
@@ -145,6 +146,10 @@ class ControllerRunner:
             if not all(synced.values()):
                 raise RuntimeError(f"caches did not sync: {synced}")
             self.synced = True
+            # The synced caches are long-lived: keep the cyclic GC from rescanning them on every
+            # full collection (JSON objects have no cycles, so refcounting still frees them).
+            gc.collect()
+            gc.freeze()
             self.log.info("caches synced; starting workers", workers=self.settings.num_workers)
             tasks = [asyncio.create_task(r.run(self.settings.num_workers)) for r in runnables]
             stop = asyncio.create_task(self._stop.wait())
