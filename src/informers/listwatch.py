@@ -2,8 +2,8 @@
 
 The decoder is pluggable: `RawDecoder` (default) yields plain dicts; `StructDecoder(T)` decodes
 items and watch objects straight into msgspec Structs of type `T` in one pass. Watch `ERROR` events
-always carry a `Status` dict. Objects are decoded once, here, and shared by the cache and every
-handler afterwards.
+always carry a `Status` dict and `BOOKMARK` events a plain dict (only its resourceVersion matters).
+Objects are decoded once, here, and shared by the cache and every handler afterwards.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ class StructDecoder(Generic[T]):
 
     def decode_event(self, raw: bytes) -> WatchEvent:
         event = self._event.decode(raw)
-        if event.type == "ERROR":
+        if event.type in ("ERROR", "BOOKMARK"):
+            # A Status, or a bare object carrying only a resourceVersion: never the item type.
             return WatchEvent(event.type, _status_decoder.decode(event.object))
         return WatchEvent(event.type, self._item.decode(event.object))
 
