@@ -142,7 +142,17 @@ class ControllerRunner:
         tasks: list[asyncio.Task[None]] = []
         try:
             factory.start()
-            synced = await factory.wait_for_cache_sync(self.settings.cache_sync_timeout)
+            sync = asyncio.create_task(
+                factory.wait_for_cache_sync(self.settings.cache_sync_timeout)
+            )
+            stop_early = asyncio.create_task(self._stop.wait())
+            await asyncio.wait([sync, stop_early], return_when=asyncio.FIRST_COMPLETED)
+            stop_early.cancel()
+            if not sync.done():
+                sync.cancel()
+                self.log.info("stopped before the caches synced")
+                return
+            synced = sync.result()
             if not all(synced.values()):
                 raise RuntimeError(f"caches did not sync: {synced}")
             self.synced = True

@@ -61,6 +61,10 @@ class WorkerQueue:
         self._workers = 0
         self._running = 0
 
+    def logger_for(self, key: str) -> Any:
+        """The queue's logger bound to one key (what sync handlers log with)."""
+        return self.logger.bind(**{self.key_name: key})
+
     def _key(self, obj: Any) -> str | None:
         try:
             return meta_namespace_key(obj)
@@ -94,7 +98,7 @@ class WorkerQueue:
             self.queue.done(key)
             raise
         except Exception as err:
-            log = self.logger.bind(**{self.key_name: key})
+            log = self.logger_for(key)
             if _is_conflict(err):
                 log.debug("sync conflict, retrying", error=str(err))
             else:

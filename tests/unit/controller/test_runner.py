@@ -180,3 +180,24 @@ async def test_runner_releases_lease_on_graceful_stop() -> None:
     assert await asyncio.wait_for(task, 5) == 0
     assert client.leases.store.lease is not None
     assert client.leases.store.lease["spec"]["holderIdentity"] == ""
+
+
+async def test_runner_stops_cleanly_before_caches_sync() -> None:
+    client = Client()
+    client.api.list_faults.extend(RuntimeError("apiserver down") for _ in range(1000))
+
+    def build(ctx: Context) -> list[WorkerQueue]:
+        ctx.informer_factory.for_resource(RES)
+        return []
+
+    runner = ControllerRunner(
+        ControllerSettings(http_port=0),
+        client,
+        build,  # type: ignore[arg-type]
+        registry=CollectorRegistry(),
+    )
+    task = asyncio.create_task(runner.run())
+    await until(lambda: runner.leading)
+    assert (await get(runner.port or 0, "/ready"))[0] == 503, "not ready until synced"
+    runner.stop()
+    assert await asyncio.wait_for(task, 5) == 0
