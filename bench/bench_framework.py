@@ -227,6 +227,15 @@ class GameServerStruct(msgspec.Struct, omit_defaults=True):
     kind: str = ""
 
 
+def agones_game_server_type() -> Any:
+    """The project's typed GameServer (src/apis), when present on this branch."""
+    try:
+        from agones.apis.agones.v1 import GameServer  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return GameServer
+
+
 def make_stream(objects: int, updates: int) -> tuple[bytes, list[bytes]]:
     listing = json.dumps(
         {
@@ -371,20 +380,22 @@ def main() -> None:
     for workers in (1, 64):
         rate = asyncio.run(bench_workerqueue(100_000 // scale, workers))
         print(f"WorkerQueue enqueue+sync (no-op handler), {workers:>2} workers: {rate:,.0f} keys/s")
-    for label, decoder in (
+    decoders: list[tuple[str, Any]] = [
         ("dict (RawDecoder)", None),
         ("msgspec Struct", StructDecoder(GameServerStruct)),
-    ):
+    ]
+    typed = agones_game_server_type()
+    if typed is not None:
+        decoders.append(("typed agones GameServer", StructDecoder(typed)))
+    for label, decoder in decoders:
         rate = asyncio.run(bench_informer(1_000, 50_000 // scale, decoder))
         print(
             f"informer absorbs GameServer updates, {label}: {rate:,.0f} events/s (decode + store + handler + enqueue)"
         )
     from agones.informers import RawDecoder
 
-    for label, decoder in (
-        ("dict (RawDecoder)", RawDecoder()),
-        ("msgspec Struct", StructDecoder(GameServerStruct)),
-    ):
+    decoders[0] = ("dict (RawDecoder)", RawDecoder())
+    for label, decoder in decoders:
         per_obj, rss_mb = cache_memory(10_000 // scale, decoder)
         print(
             f"cache of {10_000 // scale:,} GameServers, {label}: {per_obj / 1024:.1f} KiB/object traced, RSS +{rss_mb:.1f} MB"

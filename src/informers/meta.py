@@ -14,15 +14,21 @@ from typing import Any
 def _metadata(obj: Any) -> Any:
     if type(obj) is dict:  # the hot path: raw JSON
         return obj.get("metadata") or {}
+    meta = getattr(obj, "metadata", None)
+    if meta is not None:
+        return meta or {}  # msgspec's UNSET is falsy
     if isinstance(obj, Mapping):
         return obj.get("metadata") or {}
-    return getattr(obj, "metadata", None) or {}
+    return {}
 
 
 def _field(meta: Any, json_name: str, attr_name: str) -> Any:
-    if type(meta) is dict or isinstance(meta, Mapping):
+    if type(meta) is dict:
         return meta.get(json_name)
-    return getattr(meta, attr_name, None)
+    value = getattr(meta, attr_name, None)
+    if value is None and isinstance(meta, Mapping):
+        return meta.get(json_name)
+    return value
 
 
 def get_name(obj: Any) -> str:
