@@ -13,9 +13,12 @@ import argparse
 import asyncio
 import importlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..controller import Context, ControllerRunner, ControllerSettings, Runnable
+from ..controller.settings import ControllerSettings
+
+if TYPE_CHECKING:
+    from ..controller.runner import Context, Runnable
 
 CONTROLLERS: tuple[str, ...] = ()
 
@@ -86,6 +89,7 @@ def build_controllers(ctx: Context) -> list[Runnable]:
 def run(args: argparse.Namespace) -> int:
     from ..client.config import ConfigError, load_config
     from ..client.rest import RESTClient
+    from ..controller.runner import ControllerRunner
     from ..logging import configure_logging
 
     try:
