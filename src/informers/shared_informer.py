@@ -33,6 +33,7 @@ from ..clock import Clock, RealClock
 from .index import NAMESPACE_INDEX, IndexError_, Indexers, meta_namespace_index_func
 from .listwatch import ListerWatcher
 from .meta import get_resource_version
+from .mutation_detector import MutationDetector
 from .reflector import Reflector
 from .store import meta_namespace_key
 from .the_real_fifo import Delta, DeltaType, RealFIFO
@@ -152,6 +153,7 @@ class SharedIndexInformer:
         clock: Clock | None = None,
         rand: random.Random | None = None,
         page_size: int = 500,
+        detect_mutations: bool | None = None,
     ) -> None:
         self.lister_watcher = lister_watcher
         self.name = name
@@ -171,6 +173,7 @@ class SharedIndexInformer:
         )
         self._started = False
         self._stopped = False
+        self.mutation_detector = MutationDetector(name, detect_mutations)
 
     # -- registration --------------------------------------------------------------------------
 
@@ -249,6 +252,7 @@ class SharedIndexInformer:
     async def _resync_loop(self) -> None:
         while True:
             await self.clock.sleep(self.resync_check_period)
+            self.mutation_detector.check()
             if self._should_resync():
                 self.fifo.resync()
 
@@ -265,11 +269,16 @@ class SharedIndexInformer:
 
     def _handle_delta(self, delta: Delta, is_in_initial_list: bool) -> None:
         obj = delta.object
+        detector = self.mutation_detector
         if delta.type is DeltaType.DELETED:
             self.indexer.delete(obj)
+            if detector.enabled:
+                detector.forget(meta_namespace_key(obj))
             self._distribute(_Notification("delete", obj), False)
         else:
             old = self.indexer.get(obj)
+            if detector.enabled:
+                detector.add(meta_namespace_key(obj), obj)
             if old is not None:
                 self.indexer.update(obj)
                 is_sync = delta.type is DeltaType.SYNC or (

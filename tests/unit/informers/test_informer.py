@@ -321,3 +321,31 @@ async def test_handler_exception_does_not_stop_delivery(env: Any) -> None:
     api.create(gs("bad"))
     api.create(gs("good"))
     await until(lambda: seen == ["bad", "good"])
+
+
+async def test_add_indexers_only_before_start(env: Any) -> None:
+    api, _, start = env
+    api.create(gs("a", role="x"))
+    informer = start(run=False)
+    informer.add_indexers({"role": lambda o: [o["metadata"]["labels"].get("role", "")]})
+    task = launch(informer)
+    await asyncio.wait_for(informer.wait_for_sync(), 2)
+    assert informer.indexer.index_keys("role", "x") == ["default/a"]
+    with pytest.raises(ValueError, match="already started"):
+        informer.add_indexers({"other": lambda o: []})
+    task.cancel()
+
+
+async def test_mutation_detector_catches_a_mutated_cache_object(env: Any) -> None:
+    from agones.informers.mutation_detector import CacheMutationError
+
+    api, _, _ = env
+    api.create(gs("a"))
+    informer = SharedIndexInformer(ListWatch(api, RES), detect_mutations=True)
+    task = launch(informer)
+    await asyncio.wait_for(informer.wait_for_sync(), 2)
+    informer.mutation_detector.check()
+    informer.indexer.get_by_key("default/a")["status"]["state"] = "Ready"  # the bug it exists for
+    with pytest.raises(CacheMutationError, match="default/a"):
+        informer.mutation_detector.check()
+    task.cancel()
