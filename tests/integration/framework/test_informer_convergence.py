@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agones.client.errors import NotFoundError
+from agones.client.errors import ApiError, NotFoundError
 from agones.client.rest import RESTClient
 from agones.informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
 from agones.informers.meta import get_name, get_resource_version
@@ -130,6 +130,68 @@ async def test_informer_converges_through_faults(
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await via_proxy.close()
+        for name in names:
+            with contextlib.suppress(NotFoundError):
+                await client.delete(CONFIGMAPS, name, NS)
+
+
+async def server_fault(client: RESTClient, action: str) -> None:
+    """The local API server's own fault injection (skips the test on other servers)."""
+    try:
+        await client.request("POST", f"/_faults/{action}")
+    except ApiError as err:
+        pytest.skip(f"server has no fault injection ({err.status_code})")
+
+
+async def test_informer_converges_through_server_compaction(
+    client: RESTClient, test_label: str
+) -> None:
+    """Real 410s: the server forgets its history and drops every watch, several times mid-churn."""
+    rng = random.Random(7)
+    await server_fault(client, "compact")
+    informer = SharedIndexInformer(
+        ListWatch(client, CONFIGMAPS, NS, label_selector=f"test={test_label}"), name="configmaps"
+    )
+    informer.reflector.backoff.initial = informer.reflector.backoff._duration = 0.05
+    informer.reflector.backoff.cap = 0.2
+    mirror = Mirror()
+    informer.add_event_handler(mirror)
+    names = [f"cc-{i}" for i in range(6)]
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.wait_for(informer.wait_for_sync(), 10)
+        for step in range(40):
+            name = rng.choice(names)
+            body = {
+                "metadata": {"name": name, "labels": {"test": test_label}},
+                "data": {"v": str(step)},
+            }
+            try:
+                if rng.random() < 0.3:
+                    await client.delete(CONFIGMAPS, name, NS)
+                else:
+                    try:
+                        current = await client.get(CONFIGMAPS, name, NS)
+                        current["data"] = body["data"]
+                        await client.update(CONFIGMAPS, current, NS)
+                    except NotFoundError:
+                        await client.create(CONFIGMAPS, body, NS)
+            except NotFoundError:
+                pass
+            if step % 10 == 5:
+                # Move the server's RV past ours with a write we do not watch, forget history and
+                # drop the watch: re-watching from our RV must get a real 410 and relist.
+                noise = {"metadata": {"name": f"{test_label}-noise-{step}"}}
+                await client.create(CONFIGMAPS, noise, NS)
+                await client.delete(CONFIGMAPS, noise["metadata"]["name"], NS)
+                await server_fault(client, "compact")
+                await server_fault(client, "close-watches")
+            await asyncio.sleep(0.01)
+        await converge(informer, mirror, client, test_label)
+        assert informer.reflector.lists >= 2
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
         for name in names:
             with contextlib.suppress(NotFoundError):
                 await client.delete(CONFIGMAPS, name, NS)
