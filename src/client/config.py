@@ -33,7 +33,7 @@ class Config:
     host: str
     """Base URL of the API server, e.g. https://127.0.0.1:6443."""
     ca_data: bytes | None = None
-    """PEM CA bundle to verify the server; None uses the system store."""
+    """PEM CA bundle, the only roots trusted for the server; None uses the system store."""
     insecure: bool = False
     """Skip server certificate verification."""
     cert_data: bytes | None = None
@@ -65,9 +65,12 @@ class Config:
     def ssl_context(self) -> ssl.SSLContext | None:
         if not self.host.startswith("https"):
             return None
-        ctx = ssl.create_default_context()
         if self.ca_data:
+            # As client-go: a configured CA is the only trust root, not an addition to the system's.
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             ctx.load_verify_locations(cadata=self.ca_data.decode())
+        else:
+            ctx = ssl.create_default_context()
         if self.insecure:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE

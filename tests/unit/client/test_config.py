@@ -119,3 +119,55 @@ async def test_token_bucket_wait_blocks_on_the_clock() -> None:
     assert not waiter.done()
     clock.step(1)
     await asyncio.wait_for(waiter, 1)
+
+
+def _self_signed() -> tuple[bytes, bytes]:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agones-test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    pem_key = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), pem_key
+
+
+def test_ssl_context_loads_ca_and_client_certificate(tmp_path: Path) -> None:
+    import ssl
+
+    cert, key = _self_signed()
+    path = write_kubeconfig(
+        tmp_path,
+        {
+            "server": "https://127.0.0.1:6443",
+            "certificate-authority-data": base64.b64encode(cert).decode(),
+        },
+        {
+            "client-certificate-data": base64.b64encode(cert).decode(),
+            "client-key-data": base64.b64encode(key).decode(),
+        },
+    )
+    ctx = load_kube_config(path).ssl_context()
+    assert ctx is not None and ctx.verify_mode == ssl.CERT_REQUIRED
+    assert len(ctx.get_ca_certs()) == 1
+    insecure = load_kube_config(path)
+    insecure.insecure = True
+    ctx2 = insecure.ssl_context()
+    assert ctx2 is not None and ctx2.verify_mode == ssl.CERT_NONE
