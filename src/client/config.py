@@ -124,6 +124,12 @@ def load_kube_config(path: str | os.PathLike[str], context: str | None = None) -
     ctx = _named(doc.get("contexts"), context_name, "context")
     cluster = _named(doc.get("clusters"), ctx.get("cluster", ""), "cluster")
     user = _named(doc.get("users"), ctx["user"], "user") if ctx.get("user") else {}
+    for unsupported in ("exec", "auth-provider"):
+        if user.get(unsupported):
+            raise ConfigError(
+                f"user of context {context_name!r} uses {unsupported!r} credentials, which are not "
+                "supported: use a token, a client certificate or basic auth"
+            )
     server = cluster.get("server")
     if not server:
         raise ConfigError(f"cluster of context {context_name!r} has no server")

@@ -171,3 +171,11 @@ def test_ssl_context_loads_ca_and_client_certificate(tmp_path: Path) -> None:
     insecure.insecure = True
     ctx2 = insecure.ssl_context()
     assert ctx2 is not None and ctx2.verify_mode == ssl.CERT_NONE
+
+
+def test_exec_credentials_are_refused_clearly(tmp_path: Path) -> None:
+    path = write_kubeconfig(
+        tmp_path, {"server": "https://h:1"}, {"exec": {"command": "gke-gcloud-auth-plugin"}}
+    )
+    with pytest.raises(ConfigError, match="'exec' credentials"):
+        load_kube_config(path)
