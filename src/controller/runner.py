@@ -125,7 +125,7 @@ class ControllerRunner:
             app.router.add_get("/metrics", self._metrics)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        self._site = web.TCPSite(self._runner, "0.0.0.0", self.settings.http_port)
+        self._site = web.TCPSite(self._runner, self.settings.http_host, self.settings.http_port)
         await self._site.start()
         server = self._site._server
         sockets = getattr(server, "sockets", None) or []

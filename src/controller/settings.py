@@ -12,6 +12,8 @@ from dataclasses import dataclass
 class ControllerSettings:
     http_port: int = 8080
     """Port of /live, /ready and /metrics (0 picks a free port)."""
+    http_host: str = "0.0.0.0"
+    """Address the HTTP server listens on (all interfaces in a pod; 127.0.0.1 for local runs)."""
     num_workers: int = 64
     """Workers per work queue (binary default 64; Helm sets 100)."""
     api_server_qps: float = 400.0

@@ -68,7 +68,10 @@ async def test_example_controller_counts_and_annotates(
         return [example.ConfigMapCounter(ctx, f"test={label}").queue]
 
     runner = ControllerRunner(
-        ControllerSettings(http_port=0, num_workers=2), client, build, registry=CollectorRegistry()
+        ControllerSettings(http_host="127.0.0.1", http_port=0, num_workers=2),
+        client,
+        build,
+        registry=CollectorRegistry(),
     )
     task = asyncio.create_task(runner.run())
     try:

@@ -99,7 +99,7 @@ async def test_runner_serves_health_runs_workers_and_drains_on_stop() -> None:
         return [controllers[0].queue]
 
     runner = ControllerRunner(
-        ControllerSettings(http_port=0, num_workers=4),
+        ControllerSettings(http_host="127.0.0.1", http_port=0, num_workers=4),
         client,
         build,  # type: ignore[arg-type]
         registry=CollectorRegistry(),
@@ -142,7 +142,7 @@ async def test_runner_exits_1_when_leadership_is_lost() -> None:
 
     client.api.create(gs("a"))
     runner = ControllerRunner(
-        ControllerSettings(http_port=0, leader_election=True),
+        ControllerSettings(http_host="127.0.0.1", http_port=0, leader_election=True),
         client,
         build,  # type: ignore[arg-type]
         clock=clock,
@@ -167,7 +167,7 @@ async def test_runner_releases_lease_on_graceful_stop() -> None:
     client = Client()
     clock = FakeClock()
     runner = ControllerRunner(
-        ControllerSettings(http_port=0, leader_election=True),
+        ControllerSettings(http_host="127.0.0.1", http_port=0, leader_election=True),
         client,
         lambda ctx: [],  # type: ignore[arg-type]
         clock=clock,
@@ -191,7 +191,7 @@ async def test_runner_stops_cleanly_before_caches_sync() -> None:
         return []
 
     runner = ControllerRunner(
-        ControllerSettings(http_port=0),
+        ControllerSettings(http_host="127.0.0.1", http_port=0),
         client,
         build,  # type: ignore[arg-type]
         registry=CollectorRegistry(),
