@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from tools.codegen import clients
+
 Generator = Callable[[Path], dict[str, str]]
 
-GENERATORS: dict[str, Generator] = {}
+GENERATORS: dict[str, Generator] = {"clients": clients.generate}
 
 
 def _protos(root: Path) -> dict[str, str]:
@@ -24,5 +26,5 @@ def _protos(root: Path) -> dict[str, str]:
 GENERATORS["protos"] = _protos
 
 # Folders whose every file must come from a generator (stale leftovers fail --check).
-OWNED_DIRS: dict[str, tuple[str, ...]] = {}
+OWNED_DIRS: dict[str, tuple[str, ...]] = {"clients": (clients.OUT_DIR,)}
 OWNED_DIRS["protos"] = ("src/sdk/proto",)

@@ -1,0 +1,67 @@
+"""Object metadata access for both raw JSON dicts and typed objects (apimachinery `meta.Accessor`).
+
+Cached objects are either plain dicts decoded from JSON (`obj["metadata"]["name"]`) or typed structs
+with a `metadata` attribute (`obj.metadata.name`, snake_case fields, e.g. msgspec Structs). These
+functions read either shape, never mutate, and return "" / {} for missing fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _metadata(obj: Any) -> Any:
+    if type(obj) is dict:  # the hot path: raw JSON
+        return obj.get("metadata") or {}
+    meta = getattr(obj, "metadata", None)
+    if meta is not None:
+        return meta or {}  # msgspec's UNSET is falsy
+    if isinstance(obj, Mapping):
+        return obj.get("metadata") or {}
+    return {}
+
+
+def _field(meta: Any, json_name: str, attr_name: str) -> Any:
+    if type(meta) is dict:
+        return meta.get(json_name)
+    value = getattr(meta, attr_name, None)
+    if value is None and isinstance(meta, Mapping):
+        return meta.get(json_name)
+    return value
+
+
+def get_name(obj: Any) -> str:
+    return _field(_metadata(obj), "name", "name") or ""
+
+
+def get_namespace(obj: Any) -> str:
+    return _field(_metadata(obj), "namespace", "namespace") or ""
+
+
+def get_resource_version(obj: Any) -> str:
+    return _field(_metadata(obj), "resourceVersion", "resource_version") or ""
+
+
+def get_uid(obj: Any) -> str:
+    return _field(_metadata(obj), "uid", "uid") or ""
+
+
+def get_labels(obj: Any) -> Mapping[str, str]:
+    return _field(_metadata(obj), "labels", "labels") or {}
+
+
+def get_annotations(obj: Any) -> Mapping[str, str]:
+    return _field(_metadata(obj), "annotations", "annotations") or {}
+
+
+def get_kind(obj: Any) -> str:
+    if isinstance(obj, Mapping):
+        return obj.get("kind") or ""
+    return getattr(obj, "kind", None) or ""
+
+
+def get_api_version(obj: Any) -> str:
+    if isinstance(obj, Mapping):
+        return obj.get("apiVersion") or ""
+    return getattr(obj, "api_version", None) or ""
