@@ -10,9 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from tools.codegen import crds
+
 Generator = Callable[[Path], dict[str, str]]
 
-GENERATORS: dict[str, Generator] = {}
+GENERATORS: dict[str, Generator] = {
+    "crds": crds.generate,
+}
 
 # Folders whose every file must come from a generator (stale leftovers fail --check).
-OWNED_DIRS: dict[str, tuple[str, ...]] = {}
+OWNED_DIRS: dict[str, tuple[str, ...]] = {
+    "crds": ("crds",),
+}
