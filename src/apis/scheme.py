@@ -3,9 +3,10 @@
 Each API group package registers its kinds on import (`SCHEME.register(Kind(...))`): the typed
 msgspec Struct, `apply_defaults(obj, gates)` (what Agones' mutating webhook plus the CRD schema
 defaults give; `None` when the kind has no mutating webhook: then only schema defaults apply),
-`validate(obj, gates) -> list[FieldError]` (CRD schema checks plus the validating webhook's rules)
-and optionally `validate_update(old, new, gates)`. `load()` imports every group listed in `GROUPS`:
-add a group's package there (one line) when it exists.
+`validate(obj, gates) -> list[FieldError]` (CRD schema checks plus the validating webhook's rules
+on CREATE), optionally `validate_schema(obj, gates)` (the schema part alone) and
+`validate_update(old, new, gates)` (the webhook's UPDATE rules; see `Scheme.validate_update`).
+`load()` imports every group listed in `GROUPS`: add a group's package there (one line).
 
 `decode` turns JSON (bytes, str or an already-parsed dict) into the registered type after the
 apiserver's structural checks (every type or enum error at once, as a `DecodeError` carrying
@@ -30,7 +31,12 @@ from .field import ErrorType, FieldError, Path, invalid, required
 from .meta import schema
 
 # Group packages (relative to this package) imported by `load()`; each registers its kinds.
-GROUPS: tuple[str, ...] = (".agones.v1",)
+GROUPS: tuple[str, ...] = (
+    ".agones.v1",
+    ".autoscaling.v1",
+    ".allocation.v1",
+    ".multicluster.v1",
+)
 
 T = TypeVar("T", bound=msgspec.Struct)
 
@@ -49,6 +55,10 @@ class Kind(Generic[T]):
     validate: Validate
     apply_defaults: ApplyDefaults | None = None
     validate_update: ValidateUpdate | None = None
+    validate_schema: Validate | None = None
+    # Agones' mutating webhook decodes this kind in Go on CREATE: `""` in an enum field reads as
+    # unset there (and is then defaulted), so `admit` accepts it for creates.
+    mutating_webhook: bool = False
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     namespaced: bool = True
@@ -129,6 +139,8 @@ class Scheme:
     def _parse(data: bytes | str | dict[str, Any]) -> dict[str, Any]:
         if isinstance(data, dict):
             return data
+        if not isinstance(data, bytes | str):
+            raise DecodeError("the object must be a JSON object", [])
         try:
             parsed = json.loads(data)
         except (ValueError, UnicodeDecodeError) as err:
@@ -137,8 +149,11 @@ class Scheme:
             raise DecodeError("the object must be a JSON object", [])
         return parsed
 
-    def decode(self, data: bytes | str | dict[str, Any]) -> Any:
-        """Decode any registered kind, chosen by its `apiVersion` and `kind`."""
+    def decode(self, data: bytes | str | dict[str, Any], *, for_create: bool = False) -> Any:
+        """Decode any registered kind, chosen by its `apiVersion` and `kind`.
+
+        `for_create`: read the object as the kind's mutating webhook would on CREATE.
+        """
         raw = self._parse(data)
         errs: list[FieldError] = []
         api_version, kind_name = raw.get("apiVersion"), raw.get("kind")
@@ -149,12 +164,20 @@ class Scheme:
         if errs:
             raise DecodeError("Object 'apiVersion' and 'kind' must be set", errs)
         kind = self.lookup(str(api_version), str(kind_name))
-        return self.decode_as(kind.type, raw)
+        return self.decode_as(
+            kind.type, raw, empty_enums_unset=for_create and kind.mutating_webhook
+        )
 
-    def decode_as(self, cls: type[T], data: bytes | str | dict[str, Any]) -> T:
+    def decode_as(
+        self,
+        cls: type[T],
+        data: bytes | str | dict[str, Any],
+        *,
+        empty_enums_unset: bool = False,
+    ) -> T:
         """Decode into `cls` after the structural checks; `DecodeError` lists every problem."""
         raw = self._parse(data)
-        cleaned, errs = schema.check_types(raw, cls)
+        cleaned, errs = schema.check_types(raw, cls, empty_enums_unset=empty_enums_unset)
         if errs:
             raise DecodeError("the object does not match its schema", errs)
         try:
@@ -192,7 +215,18 @@ class Scheme:
     def validate_update(
         self, old: Any, new: Any, gates: FeatureGates = DEFAULT_GATES
     ) -> list[FieldError]:
+        """Errors for updating `old` to `new`.
+
+        With `validate_schema` registered: the schema errors of `new`, else the webhook's UPDATE
+        rules (`validate_update`; none when the webhook does not handle UPDATE). Without it: all of
+        `validate(new)` plus `validate_update`.
+        """
         kind = self.kind_of(new)
+        if kind.validate_schema is not None:
+            errs = kind.validate_schema(new, gates)
+            if errs or kind.validate_update is None:
+                return errs
+            return kind.validate_update(old, new, gates)
         errs = kind.validate(new, gates)
         if kind.validate_update is not None:
             errs += kind.validate_update(old, new, gates)
@@ -206,7 +240,7 @@ class Scheme:
     ) -> Admission:
         """Decode, default and validate as a create (or, with `old`, an update); never raises."""
         try:
-            obj = self.decode(data)
+            obj = self.decode(data, for_create=old is None)
         except DecodeError as err:
             errors = err.errors or [invalid(Path(), "", str(err))]
             return Admission(None, errors)

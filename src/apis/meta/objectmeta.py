@@ -57,12 +57,12 @@ def now_time() -> str:
 
 
 class OwnerReference(Struct, rename="camel", omit_defaults=True):
-    api_version: str | UnsetType = UNSET
-    kind: str | UnsetType = UNSET
-    name: str | UnsetType = UNSET
-    uid: str | UnsetType = UNSET
-    controller: bool | UnsetType = UNSET
-    block_owner_deletion: bool | UnsetType = UNSET
+    api_version: Annotated[str, crd(go="always")] | UnsetType = UNSET
+    kind: Annotated[str, crd(go="always")] | UnsetType = UNSET
+    name: Annotated[str, crd(go="always")] | UnsetType = UNSET
+    uid: Annotated[str, crd(go="always")] | UnsetType = UNSET
+    controller: Annotated[bool, crd(go="ptr")] | UnsetType = UNSET
+    block_owner_deletion: Annotated[bool, crd(go="ptr")] | UnsetType = UNSET
 
 
 class ObjectMeta(Struct, rename="camel", omit_defaults=True):
@@ -76,8 +76,8 @@ class ObjectMeta(Struct, rename="camel", omit_defaults=True):
     resource_version: str | UnsetType = UNSET
     generation: int | UnsetType = UNSET
     creation_timestamp: Time | UnsetType | None = UNSET
-    deletion_timestamp: Time | UnsetType | None = UNSET
-    deletion_grace_period_seconds: int | UnsetType | None = UNSET
+    deletion_timestamp: Annotated[Time, crd(go="ptr")] | UnsetType | None = UNSET
+    deletion_grace_period_seconds: Annotated[int, crd(go="ptr")] | UnsetType | None = UNSET
     labels: dict[str, str] | UnsetType = UNSET
     annotations: dict[str, str] | UnsetType = UNSET
     owner_references: list[OwnerReference] | UnsetType = UNSET
@@ -110,3 +110,23 @@ class ObjectMeta(Struct, rename="camel", omit_defaults=True):
         if self.annotations is UNSET:
             self.annotations = {}
         self.annotations[key] = value
+
+
+def new_controller_ref(api_version: str, kind: str, owner: ObjectMeta) -> OwnerReference:
+    """An owner reference marking `owner` as the controller (Go `metav1.NewControllerRef`)."""
+    return OwnerReference(
+        api_version=api_version,
+        kind=kind,
+        name=owner.get_name(),
+        uid=owner.uid if isinstance(owner.uid, str) else "",
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def controller_of(meta: ObjectMeta) -> OwnerReference | None:
+    """The owner reference with `controller: true`, if any (Go `metav1.GetControllerOf`)."""
+    for ref in meta.owner_references or []:
+        if ref.controller is True:
+            return ref
+    return None

@@ -195,54 +195,69 @@ def _matches(value: Any, t: mi.Type) -> bool:
 
 
 def check_types(
-    raw: Any, cls: type[msgspec.Struct], path: Path | None = None
+    raw: Any,
+    cls: type[msgspec.Struct],
+    path: Path | None = None,
+    *,
+    empty_enums_unset: bool = False,
 ) -> tuple[Any, list[FieldError]]:
-    """Check raw JSON against a Struct's JSON types and enums; return it cleaned, with all errors."""
+    """Check raw JSON against a Struct's JSON types and enums; return it cleaned, with all errors.
+
+    `empty_enums_unset`: an enum field given as `""` is read as absent, as a Go webhook that
+    decodes the object (and then defaults the field) would read it.
+    """
     errs: list[FieldError] = []
-    cleaned = _check(raw, TypeSpec(mi.type_info(cls)), path or Path(), errs)
+    checker = _Checker(errs, empty_enums_unset)
+    cleaned = checker.check(raw, TypeSpec(mi.type_info(cls)), path or Path())
     return cleaned, errs
 
 
-def _check(value: Any, spec: TypeSpec, path: Path, errs: list[FieldError]) -> Any:
-    t = spec.type
-    if not _matches(value, t):
-        errs.append(_type_error(path, value, t))
-        return value
-    if isinstance(t, mi.IntType) and isinstance(value, int):
-        if not _INT64[0] <= value <= _INT64[1]:
-            errs.append(invalid(path, value, "must fit in a 64-bit integer"))
-    elif isinstance(t, mi.EnumType):
-        allowed = [m.value for m in t.cls]
-        if value not in allowed:
-            errs.append(not_supported(path, value, allowed))
-    elif isinstance(t, mi.LiteralType):
-        if value not in t.values:
-            errs.append(not_supported(path, value, [str(v) for v in t.values]))
-    elif isinstance(t, mi.ListType):
-        item = unwrap(t.item_type)
-        return [_check_member(v, item, path.index(i), errs) for i, v in enumerate(value)]
-    elif isinstance(t, mi.DictType):
-        item = unwrap(t.value_type)
-        return {k: _check_member(v, item, path.child(k), errs) for k, v in value.items()}
-    elif isinstance(t, mi.StructType):
-        out: dict[str, Any] = {}
-        for f in struct_fields(t.cls):
-            if f.json_name not in value:
-                continue
-            v = value[f.json_name]
-            if v is None and not f.spec.nullable:
-                continue  # the apiserver prunes null for non-nullable fields
-            out[f.json_name] = _check_member(v, f.spec, path.child(f.json_name), errs)
-        return out
-    return value
+@dataclass
+class _Checker:
+    errs: list[FieldError]
+    empty_enums_unset: bool
 
-
-def _check_member(value: Any, spec: TypeSpec, path: Path, errs: list[FieldError]) -> Any:
-    if value is None:
-        if not spec.nullable and not isinstance(spec.type, mi.AnyType):
-            errs.append(_type_error(path, value, spec.type))
+    def check(self, value: Any, spec: TypeSpec, path: Path) -> Any:
+        t, errs = spec.type, self.errs
+        if not _matches(value, t):
+            errs.append(_type_error(path, value, t))
+            return value
+        if isinstance(t, mi.IntType) and isinstance(value, int):
+            if not _INT64[0] <= value <= _INT64[1]:
+                errs.append(invalid(path, value, "must fit in a 64-bit integer"))
+        elif isinstance(t, mi.EnumType):
+            allowed = [m.value for m in t.cls]
+            if value not in allowed:
+                errs.append(not_supported(path, value, allowed))
+        elif isinstance(t, mi.LiteralType):
+            if value not in t.values:
+                errs.append(not_supported(path, value, [str(v) for v in t.values]))
+        elif isinstance(t, mi.ListType):
+            item = unwrap(t.item_type)
+            return [self.member(v, item, path.index(i)) for i, v in enumerate(value)]
+        elif isinstance(t, mi.DictType):
+            item = unwrap(t.value_type)
+            return {k: self.member(v, item, path.child(k)) for k, v in value.items()}
+        elif isinstance(t, mi.StructType):
+            out: dict[str, Any] = {}
+            for f in struct_fields(t.cls):
+                if f.json_name not in value:
+                    continue
+                v = value[f.json_name]
+                if v is None and not f.spec.nullable:
+                    continue  # the apiserver prunes null for non-nullable fields
+                if v == "" and self.empty_enums_unset and isinstance(f.spec.type, mi.EnumType):
+                    continue
+                out[f.json_name] = self.member(v, f.spec, path.child(f.json_name))
+            return out
         return value
-    return _check(value, spec, path, errs)
+
+    def member(self, value: Any, spec: TypeSpec, path: Path) -> Any:
+        if value is None:
+            if not spec.nullable and not isinstance(spec.type, mi.AnyType):
+                self.errs.append(_type_error(path, value, spec.type))
+            return value
+        return self.check(value, spec, path)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -68,3 +68,10 @@ def test_admit_defaults_validates_and_never_raises(scheme: Scheme) -> None:
     assert garbage.obj is None and garbage.errors[0].reason == "FieldValueTypeInvalid"
     crashing = scheme.admit({"apiVersion": "example.dev/v1", "kind": "Widget"})  # _validate asserts
     assert crashing.errors[0].reason == "InternalError"
+
+
+def test_admit_rejects_non_object_documents_cleanly(scheme: Scheme) -> None:
+    for doc in ([1, 2], 3, None):
+        admission = scheme.admit(doc)  # type: ignore[arg-type]
+        assert admission.obj is None
+        assert [e.reason for e in admission.errors] == ["FieldValueInvalid"]

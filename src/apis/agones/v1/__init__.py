@@ -17,6 +17,8 @@ GAME_SERVER_KIND: Kind[GameServer] = Kind(
     GameServer,
     gameserver_validation.validate,
     apply_defaults=gameserver_validation.apply_defaults,
+    validate_schema=gameserver_validation.validate_schema_and_metadata,
+    mutating_webhook=True,
     short_names=("gs",),
 )
 GAME_SERVER_SET_KIND: Kind[GameServerSet] = Kind(
@@ -28,6 +30,7 @@ GAME_SERVER_SET_KIND: Kind[GameServerSet] = Kind(
     gameserverset.validate,
     apply_defaults=gameserverset.apply_defaults,
     validate_update=gameserverset.validate_update,
+    validate_schema=gameserverset.validate_schema_and_metadata,
     short_names=("gss", "gsset"),
 )
 FLEET_KIND: Kind[Fleet] = Kind(
@@ -38,6 +41,9 @@ FLEET_KIND: Kind[Fleet] = Kind(
     Fleet,
     fleet.validate,
     apply_defaults=fleet.apply_defaults,
+    validate_update=fleet.validate_update,
+    validate_schema=fleet.validate_schema_and_metadata,
+    mutating_webhook=True,
     short_names=("flt",),
 )
 

@@ -9,17 +9,18 @@ bounds, the template's GameServer spec, template metadata, allocation overflow, 
 
 from __future__ import annotations
 
+import copy
 import enum
 from typing import Annotated
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ....featuregates import FeatureGates
+from ....featuregates import Feature, FeatureGates
 from ....version import VERSION
 from ...field import FieldError, GoValue, Path, invalid, not_supported
 from ...meta import schema
 from ...meta.intstr import IntOrStr, IntOrString, get_value_from_int_or_percent
-from ...meta.objectmeta import ObjectMeta
+from ...meta.objectmeta import ObjectMeta, new_controller_ref
 from ...meta.schema import crd
 from ...scheduling import SchedulingStrategy
 from . import common, gameserver_validation
@@ -32,6 +33,9 @@ from .common import (
 )
 from .gameserver import GameServerTemplateSpec
 from .gameserverset import (
+    FLEET_NAME_LABEL,
+    GameServerSet,
+    GameServerSetSpec,
     priorities_forbidden,
     template_spec,
     validate_gs_spec,
@@ -41,7 +45,6 @@ from .gameserverset import (
 )
 
 KIND = "Fleet"
-FLEET_NAME_LABEL = "agones.dev/fleet"
 DEFAULT_MAX_SURGE = "25%"
 DEFAULT_MAX_UNAVAILABLE = "25%"
 
@@ -103,6 +106,34 @@ class Fleet(Struct, rename="camel", omit_defaults=True):
     def lower_bound_replicas(i: int) -> int:
         return max(i, 0)
 
+    def game_server_set(self, gates: FeatureGates) -> GameServerSet:
+        """A new GameServerSet for this Fleet: template, scheduling, overflow, priorities (gated)."""
+        meta = self.metadata if isinstance(self.metadata, ObjectMeta) else ObjectMeta()
+        spec = self.fleet_spec
+        tmpl = spec.template if isinstance(spec.template, GameServerTemplateSpec) else None
+        gss_meta = copy.deepcopy(tmpl.metadata) if tmpl is not None else UNSET
+        gss_meta = gss_meta if isinstance(gss_meta, ObjectMeta) else ObjectMeta()
+        gss_meta.generate_name = f"{meta.get_name()}-"
+        gss_meta.name = UNSET
+        gss_meta.namespace = meta.namespace
+        gss_meta.resource_version = UNSET
+        gss_meta.uid = UNSET
+        gss_meta.owner_references = [
+            *(gss_meta.owner_references or []),
+            new_controller_ref(common.API_VERSION, KIND, meta),
+        ]
+        gss_meta.set_label(FLEET_NAME_LABEL, meta.get_name())
+        gss_spec = GameServerSetSpec(
+            template=copy.deepcopy(spec.template),
+            scheduling=spec.scheduling,
+            allocation_overflow=copy.deepcopy(spec.allocation_overflow),
+        )
+        if gates.enabled(Feature.COUNTS_AND_LISTS) and spec.priorities is not UNSET:
+            gss_spec.priorities = copy.deepcopy(spec.priorities)
+        return GameServerSet(
+            api_version=common.API_VERSION, kind="GameServerSet", metadata=gss_meta, spec=gss_spec
+        )
+
 
 def apply_defaults(fleet: Fleet, gates: FeatureGates) -> None:
     """The stored form of a created Fleet (mutating webhook + CRD defaults), in place."""
@@ -153,17 +184,20 @@ def validate_rolling_update(value: IntOrStr | UnsetType, path: Path) -> list[Fie
     return []
 
 
-def validate(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
-    """Every error the apiserver returns for this (defaulted) Fleet (schema first, then webhook)."""
+def validate_schema_and_metadata(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
+    """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = fleet.spec if isinstance(fleet.spec, FleetSpec) else FleetSpec()
     errs = validate_metadata(fleet.metadata)
     errs += schema.validate_schema(fleet, Path())
     errs += validate_template_schema(spec.template)
-    errs += validate_replicas_scale(spec.replicas)
-    if errs:
-        return errs
+    return errs + validate_replicas_scale(spec.replicas)
+
+
+def validate_webhook(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
+    """The validating webhook's `Fleet.Validate` (CREATE and UPDATE)."""
+    spec = fleet.spec if isinstance(fleet.spec, FleetSpec) else FleetSpec()
     meta = fleet.metadata if isinstance(fleet.metadata, ObjectMeta) else ObjectMeta()
-    errs += common.validate_name(meta.name, Path("metadata"))
+    errs = common.validate_name(meta.name, Path("metadata"))
     strategy_path = Path("spec", "strategy")
     strategy = (
         spec.strategy if isinstance(spec.strategy, DeploymentStrategy) else DeploymentStrategy()
@@ -182,5 +216,14 @@ def validate(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
     errs += validate_gs_spec(spec.template, gates)
     if isinstance(spec.allocation_overflow, AllocationOverflow):
         errs += spec.allocation_overflow.validate(Path("spec", "allocationOverflow"))
-    errs += priorities_forbidden(spec.priorities, gates)
-    return errs
+    return errs + priorities_forbidden(spec.priorities, gates)
+
+
+def validate(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
+    """Every error the apiserver returns for this (defaulted) Fleet (schema first, then webhook)."""
+    return validate_schema_and_metadata(fleet, gates) or validate_webhook(fleet, gates)
+
+
+def validate_update(old: Fleet, new: Fleet, gates: FeatureGates) -> list[FieldError]:
+    """The webhook validates a Fleet on UPDATE exactly as on CREATE."""
+    return validate_webhook(new, gates)

@@ -275,8 +275,11 @@ def _quantities(raw: Any) -> dict[str, Quantity]:
 
 
 def validate_schema(gs: GameServer) -> list[FieldError]:
-    """The CRD schema's errors for a GameServer (after defaulting)."""
-    errs = schema.validate_schema(gs, Path())
+    """The CRD schema's errors for a GameServer's spec (after defaulting).
+
+    Status is not checked: on create the webhook has just written it from the spec.
+    """
+    errs = schema.validate_schema(gs.spec, Path("spec")) if gs.spec is not UNSET else []
     if gs.spec is not UNSET and isinstance(gs.spec.template, dict):
         errs += validate_pod_template_schema(gs.spec.template, Path("spec", "template"))
     return errs
@@ -305,14 +308,6 @@ def _validate_feature_gates(
                     f"Value cannot be set to {PortPolicy.NONE} unless feature flag "
                     f"{Feature.PORT_POLICY_NONE} is enabled",
                 )
-            )
-        if (
-            not gates.enabled(Feature.PORT_RANGES)
-            and p.range is not UNSET
-            and p.range != DEFAULT_PORT_RANGE
-        ):
-            errs.append(
-                _gate_forbidden(path.child("ports").index(i).child("range"), Feature.PORT_RANGES)
             )
     return errs
 
@@ -404,8 +399,8 @@ def validate_spec(
     return errs + meta_errs
 
 
-def validate(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
-    """Every error the apiserver returns for creating this (defaulted) GameServer."""
+def validate_schema_and_metadata(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
+    """What the apiserver itself checks (metadata and CRD schema), on create and update."""
     meta = gs.metadata if gs.metadata is not UNSET else None
     errs: list[FieldError] = []
     if meta is not None:
@@ -417,10 +412,20 @@ def validate(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
         errs += common.validate_object_meta(meta.labels, meta.annotations, Path("metadata"))
     else:
         errs += validate_object_meta_name(None, None, Path("metadata"))
-    errs += validate_schema(gs)
-    if errs:
-        return errs
-    errs += common.validate_name(meta.name if meta is not None else None, Path("metadata"))
+    return errs + validate_schema(gs)
+
+
+def validate_webhook(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
+    """The validating webhook's `GameServer.Validate` (run on CREATE only)."""
+    name = gs.metadata.name if gs.metadata is not UNSET else None
+    errs = common.validate_name(name, Path("metadata"))
     dev_address, _ = gs.get_dev_address()
-    errs += validate_spec(gs.gs_spec, gates, dev_address, Path("spec"))
-    return errs
+    return errs + validate_spec(gs.gs_spec, gates, dev_address, Path("spec"))
+
+
+def validate(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
+    """Every error the apiserver returns for creating this (defaulted) GameServer.
+
+    Schema errors stop there: the validating webhook only sees schema-valid objects.
+    """
+    return validate_schema_and_metadata(gs, gates) or validate_webhook(gs, gates)

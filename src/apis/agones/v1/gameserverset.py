@@ -18,7 +18,7 @@ from msgspec import UNSET, Struct, UnsetType
 from ....featuregates import Feature, FeatureGates
 from ...field import FieldError, GoValue, Path, forbidden, invalid
 from ...meta import schema
-from ...meta.objectmeta import ObjectMeta
+from ...meta.objectmeta import ObjectMeta, new_controller_ref
 from ...meta.schema import crd
 from ...meta.validation import validate_object_meta_name
 from ...scheduling import SchedulingStrategy
@@ -30,10 +30,11 @@ from .common import (
     AllocationOverflow,
     Priority,
 )
-from .gameserver import GameServerSpec, GameServerTemplateSpec
+from .gameserver import GameServer, GameServerSpec, GameServerTemplateSpec
 
 KIND = "GameServerSet"
 GAME_SERVER_SET_GAME_SERVER_LABEL = "agones.dev/gameserverset"
+FLEET_NAME_LABEL = "agones.dev/fleet"
 
 
 class GameServerSetSpec(Struct, rename="camel", omit_defaults=True):
@@ -62,6 +63,30 @@ class GameServerSet(Struct, rename="camel", omit_defaults=True):
     spec: Annotated[GameServerSetSpec, crd(go="value", required=True)] | UnsetType = UNSET
     # Status is a subresource: the apiserver ignores it on create and update of the main resource.
     status: Annotated[GameServerSetStatus, crd(go="ptr")] | UnsetType | None = UNSET
+
+    def game_server(self) -> GameServer:
+        """A new GameServer from the template: generated name, owner reference, set/fleet labels."""
+        meta = self.metadata if isinstance(self.metadata, ObjectMeta) else ObjectMeta()
+        spec = self.spec if isinstance(self.spec, GameServerSetSpec) else GameServerSetSpec()
+        tmpl = spec.template if isinstance(spec.template, GameServerTemplateSpec) else None
+        gs_meta = copy.deepcopy(tmpl.metadata) if tmpl is not None else UNSET
+        gs_meta = gs_meta if isinstance(gs_meta, ObjectMeta) else ObjectMeta()
+        gs_spec = copy.deepcopy(template_spec(spec.template))
+        gs_spec.scheduling = spec.scheduling
+        gs_meta.generate_name = f"{meta.get_name()}-"
+        gs_meta.name = UNSET
+        gs_meta.namespace = meta.namespace
+        gs_meta.resource_version = UNSET
+        gs_meta.uid = UNSET
+        gs_meta.owner_references = [
+            *(gs_meta.owner_references or []),
+            new_controller_ref(common.API_VERSION, KIND, meta),
+        ]
+        gs_meta.set_label(GAME_SERVER_SET_GAME_SERVER_LABEL, meta.get_name())
+        gs_meta.set_label(FLEET_NAME_LABEL, meta.get_labels().get(FLEET_NAME_LABEL, ""))
+        return GameServer(
+            api_version=common.API_VERSION, kind="GameServer", metadata=gs_meta, spec=gs_spec
+        )
 
 
 def template_spec(template: GameServerTemplateSpec | UnsetType) -> GameServerSpec:
@@ -122,20 +147,27 @@ def priorities_forbidden(priorities: object, gates: FeatureGates) -> list[FieldE
     return []
 
 
-def validate(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
-    """Every error the apiserver returns for this GameServerSet (schema first, then webhook)."""
+def validate_schema_and_metadata(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
+    """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = gss.spec if isinstance(gss.spec, GameServerSetSpec) else GameServerSetSpec()
     errs = validate_metadata(gss.metadata)
     errs += schema.validate_schema(gss, Path())
     errs += validate_template_schema(spec.template)
-    errs += validate_replicas_scale(spec.replicas)
-    if errs:
-        return errs
+    return errs + validate_replicas_scale(spec.replicas)
+
+
+def validate_webhook(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
+    """The validating webhook's `GameServerSet.Validate` (CREATE)."""
+    spec = gss.spec if isinstance(gss.spec, GameServerSetSpec) else GameServerSetSpec()
     meta = gss.metadata if isinstance(gss.metadata, ObjectMeta) else ObjectMeta()
-    errs += common.validate_name(meta.name, Path("metadata"))
+    errs = common.validate_name(meta.name, Path("metadata"))
     errs += validate_gs_spec(spec.template, gates)
-    errs += priorities_forbidden(spec.priorities, gates)
-    return errs
+    return errs + priorities_forbidden(spec.priorities, gates)
+
+
+def validate(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
+    """Every error the apiserver returns for creating this GameServerSet (schema, then webhook)."""
+    return validate_schema_and_metadata(gss, gates) or validate_webhook(gss, gates)
 
 
 def _go_form(template: GameServerTemplateSpec | UnsetType) -> object:
@@ -149,15 +181,18 @@ def _go_form(template: GameServerTemplateSpec | UnsetType) -> object:
 def validate_update(
     old: GameServerSet, new: GameServerSet, gates: FeatureGates
 ) -> list[FieldError]:
-    """On update the template must not change (compared as Go would see the two templates)."""
+    """The webhook on UPDATE: the name rule, and the template must not change (compared as Go
+    would see the two templates)."""
+    meta = new.metadata if isinstance(new.metadata, ObjectMeta) else ObjectMeta()
+    errs = common.validate_name(meta.name, Path("metadata"))
     old_t = old.spec.template if isinstance(old.spec, GameServerSetSpec) else UNSET
     new_t = new.spec.template if isinstance(new.spec, GameServerSetSpec) else UNSET
     if _go_form(old_t) != _go_form(new_t):
-        return [
+        errs.append(
             invalid(
                 Path("spec", "template"),
                 GoValue("v1.GameServerTemplateSpec{…}"),
                 "GameServerSet template cannot be updated",
             )
-        ]
-    return []
+        )
+    return errs

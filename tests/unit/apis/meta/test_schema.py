@@ -132,3 +132,24 @@ def test_go_roundtrip() -> None:
 def test_crd_rejects_unknown_keys() -> None:
     with pytest.raises(TypeError):
         crd(minimun=1)
+
+
+def test_object_meta_go_roundtrip() -> None:
+    from agones.apis.meta.objectmeta import ObjectMeta
+
+    meta = msgspec.convert(
+        {
+            "ownerReferences": [{"kind": "X", "controller": False}],
+            "deletionGracePeriodSeconds": 0,
+            "labels": {},
+            "generation": 0,
+        },
+        ObjectMeta,
+    )
+    schema.go_roundtrip(meta)
+    assert msgspec.to_builtins(meta) == {
+        "deletionGracePeriodSeconds": 0,  # *int64: only nil is omitted
+        "ownerReferences": [
+            {"apiVersion": "", "kind": "X", "name": "", "uid": "", "controller": False}
+        ],
+    }

@@ -1,0 +1,1 @@
+"""The `allocation.agones.dev` API group (Go `pkg/apis/allocation`)."""

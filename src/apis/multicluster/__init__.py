@@ -1,0 +1,1 @@
+"""The `multicluster.agones.dev` API group (Go `pkg/apis/multicluster`)."""
