@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.codegen import clients, crds
+from tools.codegen import crds, typed_clients
 
 Generator = Callable[[Path], dict[str, str]]
 
 GENERATORS: dict[str, Generator] = {
     "crds": crds.generate,
-    "clients": clients.generate,
+    "typed-clients": typed_clients.generate,
 }
 
 # Folders whose every file must come from a generator (stale leftovers fail --check).
 OWNED_DIRS: dict[str, tuple[str, ...]] = {
     "crds": ("crds",),
-    "clients": clients.OWNED,
+    "typed-clients": typed_clients.OWNED,
 }

@@ -8,8 +8,11 @@ from __future__ import annotations
 from ..config import Config
 from ..rest import RESTClient
 from .typed.agones.v1.agones_client import AgonesV1Client
+from .typed.allocation.v1.allocation_client import AllocationV1Client
+from .typed.autoscaling.v1.autoscaling_client import AutoscalingV1Client
 from .typed.coordination.v1.coordination_client import CoordinationV1Client
 from .typed.core.v1.core_client import CoreV1Client
+from .typed.multicluster.v1.multicluster_client import MulticlusterV1Client
 
 
 class Clientset:
@@ -18,6 +21,9 @@ class Clientset:
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
         self._agones_v1 = AgonesV1Client(rest)
+        self._allocation_v1 = AllocationV1Client(rest)
+        self._autoscaling_v1 = AutoscalingV1Client(rest)
+        self._multicluster_v1 = MulticlusterV1Client(rest)
         self._core_v1 = CoreV1Client(rest)
         self._coordination_v1 = CoordinationV1Client(rest)
 
@@ -30,6 +36,15 @@ class Clientset:
 
     def agones_v1(self) -> AgonesV1Client:
         return self._agones_v1
+
+    def allocation_v1(self) -> AllocationV1Client:
+        return self._allocation_v1
+
+    def autoscaling_v1(self) -> AutoscalingV1Client:
+        return self._autoscaling_v1
+
+    def multicluster_v1(self) -> MulticlusterV1Client:
+        return self._multicluster_v1
 
     def core_v1(self) -> CoreV1Client:
         return self._core_v1

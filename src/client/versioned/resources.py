@@ -12,6 +12,23 @@ GAME_SERVERS = Resource("agones.dev", "v1", "gameservers", namespaced=True, kind
 GAME_SERVER_SETS = Resource(
     "agones.dev", "v1", "gameserversets", namespaced=True, kind="GameServerSet"
 )
+GAME_SERVER_ALLOCATIONS = Resource(
+    "allocation.agones.dev",
+    "v1",
+    "gameserverallocations",
+    namespaced=True,
+    kind="GameServerAllocation",
+)
+FLEET_AUTOSCALERS = Resource(
+    "autoscaling.agones.dev", "v1", "fleetautoscalers", namespaced=True, kind="FleetAutoscaler"
+)
+GAME_SERVER_ALLOCATION_POLICIES = Resource(
+    "multicluster.agones.dev",
+    "v1",
+    "gameserverallocationpolicies",
+    namespaced=True,
+    kind="GameServerAllocationPolicy",
+)
 PODS = Resource("", "v1", "pods", namespaced=True, kind="Pod")
 NODES = Resource("", "v1", "nodes", namespaced=False, kind="Node")
 EVENTS = Resource("", "v1", "events", namespaced=True, kind="Event")

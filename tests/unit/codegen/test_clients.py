@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
 import pytest
 from aiohttp.test_utils import TestServer
 
@@ -291,3 +292,41 @@ async def test_node_lister_is_cluster_scoped(
     finally:
         await factory.shutdown()
         await rest.close()
+
+
+async def test_allocation_client_is_create_only(
+    server: tuple[FakeServer, TestServer], clientset: Clientset
+) -> None:
+    from agones.apis.allocation.v1 import GameServerAllocation
+
+    fake, _ = server
+    allocations = clientset.allocation_v1().game_server_allocations("default")
+    assert not hasattr(allocations, "get") and not hasattr(allocations, "list")
+    result = await allocations.create(GameServerAllocation(metadata=ObjectMeta(name="alloc")))
+    assert isinstance(result, GameServerAllocation)
+    assert (
+        fake.requests[-1].path
+        == "/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations"
+    )
+    assert not hasattr(SharedInformerFactory, "allocation")
+
+
+async def test_fleet_autoscaler_client_decodes_policies(
+    server: tuple[FakeServer, TestServer], clientset: Clientset
+) -> None:
+    from agones.apis.autoscaling.v1 import FleetAutoscaler
+
+    fas = clientset.autoscaling_v1().fleet_autoscalers("default")
+    body = {
+        "apiVersion": "autoscaling.agones.dev/v1",
+        "kind": "FleetAutoscaler",
+        "metadata": {"name": "fas"},
+        "spec": {
+            "fleetName": "f",
+            "policy": {"type": "Buffer", "buffer": {"bufferSize": "20%", "maxReplicas": 10}},
+        },
+    }
+    created = await fas.create(msgspec.convert(body, FleetAutoscaler))
+    assert isinstance(created, FleetAutoscaler)
+    assert created.spec.policy.buffer.buffer_size == "20%"  # type: ignore[union-attr]
+    assert hasattr(fas, "update_status")

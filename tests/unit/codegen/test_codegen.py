@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import tools.codegen.__main__ as codegen
-from tools.codegen import clients
+from tools.codegen import typed_clients
 from tools.codegen.generators import GENERATORS, OWNED_DIRS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -52,15 +52,15 @@ def test_repository_is_up_to_date() -> None:
 
 
 def test_generated_files_carry_the_header() -> None:
-    for owned in OWNED_DIRS["clients"]:
+    for owned in OWNED_DIRS["typed-clients"]:
         files = list((ROOT / owned).rglob("*.py"))
         assert files
         for path in files:
-            assert path.read_text().startswith(clients.HEADER), path
+            assert path.read_text().startswith(typed_clients.HEADER), path
 
 
 def test_generation_is_deterministic() -> None:
-    assert clients.generate(ROOT) == clients.generate(ROOT)
+    assert typed_clients.generate(ROOT) == typed_clients.generate(ROOT)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def test_generation_is_deterministic() -> None:
     ids=["gs", "gss", "gsap", "fas", "pod", "lease"],
 )  # fmt: skip
 def test_plural_accessor_names(kind: str, plural: str, expected: str) -> None:
-    assert clients.plural_snake(kind, plural) == expected
+    assert typed_clients.plural_snake(kind, plural) == expected
 
 
 @pytest.mark.parametrize(
@@ -90,11 +90,11 @@ def test_plural_accessor_names(kind: str, plural: str, expected: str) -> None:
     ids=["sibling", "up-four", "other-root", "child"],
 )  # fmt: skip
 def test_relative_imports(frm: str, target: str, expected: str) -> None:
-    assert clients.relative(frm, target) == expected
+    assert typed_clients.relative(frm, target) == expected
 
 
 def test_allocation_is_create_only_and_status_follows_the_crd() -> None:
-    by_kind = {r.kind: r for r in clients.resources()}
+    by_kind = {r.kind: r for r in typed_clients.resources()}
     assert not by_kind["GameServer"].status
     assert by_kind["Fleet"].status and by_kind["GameServerSet"].status
     assert by_kind["Pod"].status and not by_kind["Lease"].status

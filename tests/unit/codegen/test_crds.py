@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from agones.apis.scheme import load
+from agones.featuregates import Feature, FeatureGates
 from tools.codegen import crds, k8s_schemas
 from tools.codegen.structural import check_crd, check_structural, validate
 
@@ -302,3 +303,25 @@ WALK_CASES = [
 @pytest.mark.parametrize(("value", "paths"), WALK_CASES)
 def test_walker(value: dict[str, Any], paths: list[str]) -> None:
     assert sorted(p for p, _ in validate(value, WALK, strict=True)) == sorted(paths)
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["gate-on", "gate-off"])
+def test_scheduled_autoscaler_gate_shapes_the_policy(enabled: bool) -> None:
+    kinds = {k.kind: k for k in crds.crd_kinds()}
+    if "FleetAutoscaler" not in kinds:
+        pytest.skip("FleetAutoscaler is not registered on this branch")
+    gates = FeatureGates({Feature.SCHEDULED_AUTOSCALER: enabled})
+    schema = crds.crd(kinds["FleetAutoscaler"], gates)["spec"]["versions"][0]["schema"]
+    policy = _at(schema["openAPIV3Schema"], "spec.policy")
+    assert ("Schedule" in policy["properties"]["type"]["enum"]) is enabled
+    assert ("chain" in policy["properties"]) is enabled
+    assert ("schedule" in policy["properties"]) is enabled
+    if enabled:
+        entry = _at(policy, "chain.[]")
+        assert (
+            "chain" not in entry["properties"]
+            and "Chain" not in entry["properties"]["type"]["enum"]
+        )
+        inner = _at(entry, "schedule.policy")
+        assert {"schedule", "chain"}.isdisjoint(inner["properties"])
+    assert check_structural(schema["openAPIV3Schema"]) == []

@@ -11,8 +11,10 @@ from ....informers import SharedIndexInformer
 from ....informers.factory import SharedInformerFactory as GenericSharedInformerFactory
 from ....informers.listwatch import RawClient
 from .agones.interface import Interface as AgonesInterface
+from .autoscaling.interface import Interface as AutoscalingInterface
 from .coordination.interface import Interface as CoordinationInterface
 from .core.interface import Interface as CoreInterface
+from .multicluster.interface import Interface as MulticlusterInterface
 
 
 class SharedInformerFactory:
@@ -52,8 +54,14 @@ class SharedInformerFactory:
     def agones(self) -> AgonesInterface:
         return AgonesInterface(self.generic)
 
+    def autoscaling(self) -> AutoscalingInterface:
+        return AutoscalingInterface(self.generic)
+
     def coordination(self) -> CoordinationInterface:
         return CoordinationInterface(self.generic)
 
     def core(self) -> CoreInterface:
         return CoreInterface(self.generic)
+
+    def multicluster(self) -> MulticlusterInterface:
+        return MulticlusterInterface(self.generic)

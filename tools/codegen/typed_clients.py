@@ -183,6 +183,20 @@ def docstring(doc: str) -> str:
     return f'"""{doc}"""\n' if "\n" not in doc else f'"""{doc}\n"""\n'
 
 
+def wrap(indent: int, head: str, args: list[str], tail: str) -> str:
+    """A call or signature laid out as ruff formats it: one line, else the arguments on one
+    indented line, else one argument per line with a trailing comma."""
+    pad = " " * indent
+    line = f"{pad}{head}{', '.join(args)}{tail}"
+    if len(line) <= LINE:
+        return line + "\n"
+    inner = f"{pad}    {', '.join(args)}"
+    if len(inner) <= LINE:
+        return f"{pad}{head}\n{inner}\n{pad}{tail}\n"
+    lines = "".join(f"{pad}    {a},\n" for a in args)
+    return f"{pad}{head}\n{lines}{pad}{tail}\n"
+
+
 def module_text(doc: str, imports: Imports | None, body: str) -> str:
     text = HEADER + docstring(doc)
     if imports is not None:
@@ -226,13 +240,9 @@ def _resources_module(res: list[Res]) -> str:
     imports.add("client.rest", "Resource")
     lines = []
     for r in res:
-        args = (
-            f'"{r.group}", "{r.version}", "{r.plural}", namespaced={r.namespaced}, kind="{r.kind}"'
-        )
-        line = f"{r.const} = Resource({args})\n"
-        if len(line) - 1 > LINE:
-            line = f"{r.const} = Resource(\n    {args}\n)\n"
-        lines.append(line)
+        args = [f'"{r.group}"', f'"{r.version}"', f'"{r.plural}"']
+        args += [f"namespaced={r.namespaced}", f'kind="{r.kind}"']
+        lines.append(wrap(0, f"{r.const} = Resource(", args, ")"))
     return module_text(
         "Where each resource the generated clients know lives in the API (group, version, plural,"
         "\nscope).\n",
@@ -270,7 +280,7 @@ def _typed_module(r: Res) -> str:
         f'    """{r.kind}s {scope}, decoded as `{r.item}`."""\n'
         "\n"
         f"    def __init__({sig}) -> None:\n"
-        f"        super().__init__(rest, {r.const}, {ns}, {_item_value(r)})\n"
+        + wrap(8, "super().__init__(", ["rest", r.const, ns, _item_value(r)], ")")
     )
     return module_text(doc, imports, body)
 
@@ -362,16 +372,22 @@ def _lister_module(r: Res) -> str:
         f'    """{r.kind}s from an informer\'s cache (shared objects: never mutate them)."""\n'
         "\n"
         "    def __init__(self, indexer: Indexer) -> None:\n"
-        f"        self._indexer = ResourceIndexer[{item}](indexer, {r.const})\n"
-        "\n"
+        + wrap(8, f"self._indexer = ResourceIndexer[{item}](", ["indexer", r.const], ")")
+        + "\n"
         f"    def list(self, selector: Selector | str | None = None) -> list[{item}]:\n"
         "        return self._indexer.list(selector)\n"
     )
     if r.namespaced:
         body = (
-            head + "\n"
-            f"    def {r.accessor}(self, namespace: str) -> {r.kind}NamespaceLister:\n"
-            f"        return {r.kind}NamespaceLister(self._indexer.namespaced(namespace))\n"
+            head
+            + "\n"
+            + wrap(
+                4,
+                f"def {r.accessor}(",
+                ["self", "namespace: str"],
+                f") -> {r.kind}NamespaceLister:",
+            )
+            + f"        return {r.kind}NamespaceLister(self._indexer.namespaced(namespace))\n"
             "\n\n"
             f"class {r.kind}NamespaceLister:\n"
             f'    """{r.kind}s of one namespace from the cache."""\n'
@@ -421,7 +437,7 @@ def _informer_module(r: Res) -> str:
         "        self._factory = factory\n"
         "\n"
         "    def _generic(self) -> GenericInformer:\n"
-        + _call_line(f"self._factory.for_resource({r.const}, decoder={decoder})")
+        + wrap(8, "return self._factory.for_resource(", [r.const, f"decoder={decoder}"], ")")
         + "\n"
         "    def informer(self) -> SharedIndexInformer:\n"
         "        return self._generic().informer()\n"
@@ -431,15 +447,6 @@ def _informer_module(r: Res) -> str:
     )
     item = f"`{r.kind}`" if r.type_module else "plain dicts"
     return module_text(f"The {r.plural} informer, decoding into {item}.\n", imports, body)
-
-
-def _call_line(call: str) -> str:
-    """`return <call>` in a method body, wrapped the way ruff wraps a call that is too long."""
-    line = f"        return {call}\n"
-    if len(line) - 1 <= LINE:
-        return line
-    func, _, args = call.partition("(")
-    return f"        return {func}(\n            {args[:-1]}\n        )\n"
 
 
 def _version_interface_module(pkg: str, version: str, rs: list[Res]) -> str:
@@ -564,92 +571,104 @@ def _package(module: str, doc: str, exports: dict[str, list[str]] | None = None)
     return text + "\n" + _all(names)
 
 
-def generate(root: Path) -> dict[str, str]:
-    res = resources()
-    groups = _group_versions(res)
-    out: dict[str, str] = {}
-
-    # versioned
-    out[pkg_path("client.versioned")] = _package(
-        "client.versioned",
-        "Typed clients (client-go `client-gen` output).\n",
-        {"client.versioned.clientset": ["Clientset"]},
-    )
-    out[path_of("client.versioned.resources")] = _resources_module(res)
-    out[path_of("client.versioned.clientset")] = _clientset_module(groups)
-    out[pkg_path("client.versioned.typed")] = _package(
-        "client.versioned.typed", "Typed clients per group and version.\n"
-    )
+def _versioned(groups: dict[tuple[str, str], list[Res]], res: list[Res]) -> dict[str, str]:
+    out = {
+        pkg_path("client.versioned"): _package(
+            "client.versioned",
+            "Typed clients (client-go `client-gen` output).\n",
+            {"client.versioned.clientset": ["Clientset"]},
+        ),
+        path_of("client.versioned.resources"): _resources_module(res),
+        path_of("client.versioned.clientset"): _clientset_module(groups),
+        pkg_path("client.versioned.typed"): _package(
+            "client.versioned.typed", "Typed clients per group and version.\n"
+        ),
+    }
     for pkg in sorted({p for p, _ in groups}):
         out[pkg_path(f"client.versioned.typed.{pkg}")] = _package(
             f"client.versioned.typed.{pkg}", f"Typed clients of the {pkg} group.\n"
         )
+    for (pkg, version), rs in groups.items():
+        base = f"client.versioned.typed.{pkg}.{version}"
+        exports = {f"{base}.{pkg}_client": [_group_client(pkg, version)]}
+        exports.update({f"{base}.{r.file}": [f"{r.kind}Client"] for r in rs})
+        out[pkg_path(base)] = _package(
+            base, f"Typed clients of {rs[0].group or 'core'}/{version}.\n", exports
+        )
+        out[path_of(f"{base}.{pkg}_client")] = _group_client_module(pkg, version, rs)
+        for r in rs:
+            out[path_of(f"{base}.{r.file}")] = _typed_module(r)
+    return out
+
+
+def _listers(groups: dict[tuple[str, str], list[Res]]) -> dict[str, str]:
+    out = {
+        pkg_path("client.listers"): _package(
+            "client.listers",
+            "Typed listers over informer caches (client-go `lister-gen` output).\n",
+        )
+    }
+    for pkg in sorted({p for p, _ in groups}):
         out[pkg_path(f"client.listers.{pkg}")] = _package(
             f"client.listers.{pkg}", f"Listers of the {pkg} group.\n"
         )
     for (pkg, version), rs in groups.items():
-        base = f"client.versioned.typed.{pkg}.{version}"
-        out[pkg_path(base)] = _package(
-            base,
-            f"Typed clients of {rs[0].group or 'core'}/{version}.\n",
-            {
-                f"{base}.{pkg}_client": [_group_client(pkg, version)],
-                **{f"{base}.{r.file}": [f"{r.kind}Client"] for r in rs},
-            },
-        )
-        out[path_of(f"{base}.{pkg}_client")] = _group_client_module(pkg, version, rs)
-        lbase = f"client.listers.{pkg}.{version}"
-        lexports: dict[str, list[str]] = {}
+        base = f"client.listers.{pkg}.{version}"
+        exports: dict[str, list[str]] = {}
         for r in rs:
-            out[path_of(f"{base}.{r.file}")] = _typed_module(r)
-            out[path_of(f"{lbase}.{r.file}")] = _lister_module(r)
+            out[path_of(f"{base}.{r.file}")] = _lister_module(r)
             names = [f"{r.kind}Lister"] + ([f"{r.kind}NamespaceLister"] if r.namespaced else [])
-            lexports[f"{lbase}.{r.file}"] = names
-        out[pkg_path(lbase)] = _package(
-            lbase, f"Listers of {rs[0].group or 'core'}/{version}.\n", lexports
+            exports[f"{base}.{r.file}"] = names
+        out[pkg_path(base)] = _package(
+            base, f"Listers of {rs[0].group or 'core'}/{version}.\n", exports
         )
+    return out
 
-    # listers root
-    out[pkg_path("client.listers")] = _package(
-        "client.listers", "Typed listers over informer caches (client-go `lister-gen` output).\n"
-    )
 
-    # informers
+def _informers(groups: dict[tuple[str, str], list[Res]]) -> dict[str, str]:
     ibase = "client.informers.externalversions"
-    out[pkg_path("client.informers")] = _package(
-        "client.informers", "Typed informers (client-go `informer-gen` output).\n"
-    )
-    out[pkg_path(ibase)] = _package(
-        ibase,
-        "The typed shared informer factory and its group interfaces.\n",
-        {f"{ibase}.factory": ["SharedInformerFactory"]},
-    )
-    out[path_of(f"{ibase}.factory")] = _factory_module(sorted({p for p, _ in groups}))
+    out = {
+        pkg_path("client.informers"): _package(
+            "client.informers", "Typed informers (client-go `informer-gen` output).\n"
+        ),
+        pkg_path(ibase): _package(
+            ibase,
+            "The typed shared informer factory and its group interfaces.\n",
+            {f"{ibase}.factory": ["SharedInformerFactory"]},
+        ),
+        path_of(f"{ibase}.factory"): _factory_module(sorted({p for p, _ in groups})),
+    }
     versions_of: dict[str, list[str]] = {}
     group_of: dict[str, str] = {}
     for (pkg, version), rs in groups.items():
         versions_of.setdefault(pkg, []).append(version)
         group_of[pkg] = rs[0].group
         vbase = f"{ibase}.{pkg}.{version}"
+        exports = {f"{vbase}.interface": ["Interface"]}
+        exports.update({f"{vbase}.{r.file}": [f"{r.kind}Informer"] for r in rs})
         out[pkg_path(vbase)] = _package(
-            vbase,
-            f"Informers of {rs[0].group or 'core'}/{version}.\n",
-            {
-                f"{vbase}.interface": ["Interface"],
-                **{f"{vbase}.{r.file}": [f"{r.kind}Informer"] for r in rs},
-            },
+            vbase, f"Informers of {rs[0].group or 'core'}/{version}.\n", exports
         )
         out[path_of(f"{vbase}.interface")] = _version_interface_module(pkg, version, rs)
         for r in rs:
             out[path_of(f"{vbase}.{r.file}")] = _informer_module(r)
     for pkg, versions in versions_of.items():
         gbase = f"{ibase}.{pkg}"
+        group = group_of[pkg] or "core"
         out[pkg_path(gbase)] = _package(
-            gbase,
-            f"Informers of the {group_of[pkg] or 'core'} group.\n",
-            {f"{gbase}.interface": ["Interface"]},
+            gbase, f"Informers of the {group} group.\n", {f"{gbase}.interface": ["Interface"]}
         )
         out[path_of(f"{gbase}.interface")] = _group_interface_module(
             pkg, sorted(versions), group_of[pkg]
         )
+    return out
+
+
+def generate(root: Path) -> dict[str, str]:
+    res = resources()
+    # A create-only kind (GameServerAllocation) cannot be listed: no lister, no informer.
+    listable = _group_versions([r for r in res if not r.create_only])
+    out = _versioned(_group_versions(res), res)
+    out.update(_listers(listable))
+    out.update(_informers(listable))
     return dict(sorted(out.items()))
