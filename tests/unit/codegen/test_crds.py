@@ -325,3 +325,13 @@ def test_scheduled_autoscaler_gate_shapes_the_policy(enabled: bool) -> None:
         inner = _at(entry, "schedule.policy")
         assert {"schedule", "chain"}.isdisjoint(inner["properties"])
     assert check_structural(schema["openAPIV3Schema"]) == []
+
+
+def test_k8s_data_matches_the_installed_client_of_the_same_version() -> None:
+    """The refresh is reproducible: same client version, same data (other versions may differ)."""
+    import kubernetes
+
+    data = k8s_schemas.load()
+    if kubernetes.__version__ not in data["source"]:
+        pytest.skip(f"data comes from {data['source']}, installed {kubernetes.__version__}")
+    assert k8s_schemas.collect() == data
