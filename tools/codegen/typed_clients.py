@@ -271,15 +271,13 @@ def _typed_module(r: Res) -> str:
     scope = "in one namespace" if r.namespaced else "(cluster-scoped)"
     group = f"{r.group}/{r.version}" if r.group else r.version
     doc = f"The typed client of {r.plural} ({group}):\n{verbs}.\n"
-    if r.namespaced:
-        sig, ns = "self, rest: RESTClient, namespace: str", "namespace"
-    else:
-        sig, ns = "self, rest: RESTClient", "None"
+    sig = ["self", "rest: RESTClient"] + (["namespace: str"] if r.namespaced else [])
+    ns = "namespace" if r.namespaced else "None"
     body = (
-        f"class {r.kind}Client({base}[{r.item}]):\n"
-        f'    """{r.kind}s {scope}, decoded as `{r.item}`."""\n'
-        "\n"
-        f"    def __init__({sig}) -> None:\n"
+        wrap(0, f"class {r.kind}Client(", [f"{base}[{r.item}]"], "):")
+        + f'    """{r.kind}s {scope}, decoded as `{r.item}`."""\n'
+        + "\n"
+        + wrap(4, "def __init__(", sig, ") -> None:")
         + wrap(8, "super().__init__(", ["rest", r.const, ns, _item_value(r)], ")")
     )
     return module_text(doc, imports, body)
@@ -299,8 +297,8 @@ def _group_client_module(pkg: str, version: str, rs: list[Res]) -> str:
         imports.add(f"client.versioned.typed.{pkg}.{version}.{r.file}", f"{r.kind}Client")
         if r.namespaced:
             methods.append(
-                f"    def {r.accessor}(self, namespace: str) -> {r.kind}Client:\n"
-                f"        return {r.kind}Client(self.rest, namespace)\n"
+                wrap(4, f"def {r.accessor}(", ["self", "namespace: str"], f") -> {r.kind}Client:")
+                + f"        return {r.kind}Client(self.rest, namespace)\n"
             )
         else:
             methods.append(
@@ -355,10 +353,29 @@ def _clientset_module(groups: dict[tuple[str, str], list[Res]]) -> str:
 # -- listers (lister-gen) --------------------------------------------------------------------
 
 
+def _list_method(item: str) -> str:
+    return (
+        wrap(
+            4,
+            "def list(",
+            ["self", "selector: Selector | str | None = None"],
+            f") -> list[{item}]:",
+        )
+        + "        return self._indexer.list(selector)\n"
+    )
+
+
+def _get_method(item: str) -> str:
+    return (
+        wrap(4, "def get(", ["self", "name: str"], f") -> {item}:")
+        + "        return self._indexer.get(name)\n"
+    )
+
+
 def _lister_module(r: Res) -> str:
     module = f"client.listers.{r.pkg}.{r.version}.{r.file}"
     imports = Imports(module)
-    imports.add("client.gentype", "NamespaceIndexer", "ResourceIndexer")
+    imports.add("client.gentype", "ResourceIndexer")
     imports.add("client.versioned.resources", r.const)
     imports.add("informers.labels", "Selector")
     imports.add("informers.thread_safe_store", "Indexer")
@@ -367,45 +384,35 @@ def _lister_module(r: Res) -> str:
     else:
         imports.std("typing", "Any")
     item = r.item
-    head = (
+    body = (
         f"class {r.kind}Lister:\n"
         f'    """{r.kind}s from an informer\'s cache (shared objects: never mutate them)."""\n'
         "\n"
         "    def __init__(self, indexer: Indexer) -> None:\n"
         + wrap(8, f"self._indexer = ResourceIndexer[{item}](", ["indexer", r.const], ")")
         + "\n"
-        f"    def list(self, selector: Selector | str | None = None) -> list[{item}]:\n"
-        "        return self._indexer.list(selector)\n"
+        + _list_method(item)
     )
     if r.namespaced:
-        body = (
-            head
+        imports.add("client.gentype", "NamespaceIndexer")
+        ns_lister = f"{r.kind}NamespaceLister"
+        body += (
+            "\n"
+            + wrap(4, f"def {r.accessor}(", ["self", "namespace: str"], f") -> {ns_lister}:")
+            + wrap(8, f"return {ns_lister}(", ["self._indexer.namespaced(namespace)"], ")")
+            + "\n\n"
+            + f"class {ns_lister}:\n"
+            + f'    """{r.kind}s of one namespace from the cache."""\n'
             + "\n"
-            + wrap(
-                4,
-                f"def {r.accessor}(",
-                ["self", "namespace: str"],
-                f") -> {r.kind}NamespaceLister:",
-            )
-            + f"        return {r.kind}NamespaceLister(self._indexer.namespaced(namespace))\n"
-            "\n\n"
-            f"class {r.kind}NamespaceLister:\n"
-            f'    """{r.kind}s of one namespace from the cache."""\n'
-            "\n"
-            f"    def __init__(self, indexer: NamespaceIndexer[{item}]) -> None:\n"
-            "        self._indexer = indexer\n"
-            "\n"
-            f"    def list(self, selector: Selector | str | None = None) -> list[{item}]:\n"
-            "        return self._indexer.list(selector)\n"
-            "\n"
-            f"    def get(self, name: str) -> {item}:\n"
-            "        return self._indexer.get(name)\n"
+            + wrap(4, "def __init__(", ["self", f"indexer: NamespaceIndexer[{item}]"], ") -> None:")
+            + "        self._indexer = indexer\n"
+            + "\n"
+            + _list_method(item)
+            + "\n"
+            + _get_method(item)
         )
     else:
-        imports.local[relative(module, "client.gentype")].discard("NamespaceIndexer")
-        body = head + (
-            f"\n    def get(self, name: str) -> {item}:\n        return self._indexer.get(name)\n"
-        )
+        body += "\n" + _get_method(item)
     doc = f"Listers of {r.plural}: list by selector" + (
         ", per namespace, and get by name.\n" if r.namespaced else " and get by name.\n"
     )
@@ -425,25 +432,29 @@ def _informer_module(r: Res) -> str:
     if r.type_module:
         imports.add(r.type_module, r.kind)
         imports.add("informers.listwatch", "StructDecoder")
-        decoder = f"StructDecoder[{r.kind}]({r.kind})"
+        decoder = wrap(0, f"_DECODER = StructDecoder[{r.kind}](", [r.kind], ")")
     else:
         imports.add("informers.listwatch", "RawDecoder")
-        decoder = "RawDecoder()"
+        decoder = "_DECODER = RawDecoder()\n"
+    lister = f"{r.kind}Lister"
     body = (
-        f"class {r.kind}Informer:\n"
-        f'    """The shared informer of {r.plural} and its lister; created on first use."""\n'
-        "\n"
-        "    def __init__(self, factory: SharedInformerFactory) -> None:\n"
-        "        self._factory = factory\n"
-        "\n"
-        "    def _generic(self) -> GenericInformer:\n"
-        + wrap(8, "return self._factory.for_resource(", [r.const, f"decoder={decoder}"], ")")
+        "# Decoders are stateless: one per module serves every factory.\n"
+        + decoder
+        + "\n\n"
+        + f"class {r.kind}Informer:\n"
+        + f'    """The shared informer of {r.plural} and its lister; created on first use."""\n'
         + "\n"
-        "    def informer(self) -> SharedIndexInformer:\n"
-        "        return self._generic().informer()\n"
-        "\n"
-        f"    def lister(self) -> {r.kind}Lister:\n"
-        f"        return {r.kind}Lister(self.informer().indexer)\n"
+        + "    def __init__(self, factory: SharedInformerFactory) -> None:\n"
+        + "        self._factory = factory\n"
+        + "\n"
+        + "    def _generic(self) -> GenericInformer:\n"
+        + wrap(8, "return self._factory.for_resource(", [r.const, "decoder=_DECODER"], ")")
+        + "\n"
+        + "    def informer(self) -> SharedIndexInformer:\n"
+        + "        return self._generic().informer()\n"
+        + "\n"
+        + f"    def lister(self) -> {lister}:\n"
+        + wrap(8, f"return {lister}(", ["self.informer().indexer"], ")")
     )
     item = f"`{r.kind}`" if r.type_module else "plain dicts"
     return module_text(f"The {r.plural} informer, decoding into {item}.\n", imports, body)

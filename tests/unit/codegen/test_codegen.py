@@ -3,7 +3,10 @@ files; the generated clients are marked and named after the Go originals."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,3 +103,41 @@ def test_allocation_is_create_only_and_status_follows_the_crd() -> None:
     assert by_kind["Pod"].status and not by_kind["Lease"].status
     if "GameServerAllocation" in by_kind:
         assert by_kind["GameServerAllocation"].create_only
+
+
+LONG = typed_clients.Res(
+    "example.agones.dev",
+    "v1",
+    "VeryLongKindNameForCheckingTheLayoutOfGeneratedCode",
+    "verylongkindnameforcheckingthelayoutofgeneratedcodes",
+    namespaced=True,
+    status=True,
+    type_module="apis.example.v1.verylong",
+)
+
+
+@pytest.mark.parametrize(
+    "render",
+    [
+        lambda: typed_clients._typed_module(LONG),
+        lambda: typed_clients._lister_module(LONG),
+        lambda: typed_clients._informer_module(LONG),
+        lambda: typed_clients._group_client_module("example", "v1", [LONG]),
+        lambda: typed_clients._resources_module([LONG]),
+    ],
+    ids=["typed", "lister", "informer", "group-client", "resources"],
+)
+def test_long_names_are_emitted_in_ruff_format(render: Any) -> None:
+    """Generated text is already formatted, even where long names force line breaks."""
+    text = render()
+    name = "src/client/versioned/typed/example/v1/verylong.py"
+    for args in (["format", "--check"], ["check", "--quiet"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ruff", *args, "--stdin-filename", name, "-"],
+            input=text,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+        )
+        assert result.returncode == 0, (args, result.stdout, result.stderr, text)

@@ -10,6 +10,9 @@ from ......informers.listwatch import StructDecoder
 from .....listers.agones.v1.fleet import FleetLister
 from .....versioned.resources import FLEETS
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = StructDecoder[Fleet](Fleet)
+
 
 class FleetInformer:
     """The shared informer of fleets and its lister; created on first use."""
@@ -18,7 +21,7 @@ class FleetInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(FLEETS, decoder=StructDecoder[Fleet](Fleet))
+        return self._factory.for_resource(FLEETS, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()

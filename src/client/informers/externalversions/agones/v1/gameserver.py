@@ -10,6 +10,9 @@ from ......informers.listwatch import StructDecoder
 from .....listers.agones.v1.gameserver import GameServerLister
 from .....versioned.resources import GAME_SERVERS
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = StructDecoder[GameServer](GameServer)
+
 
 class GameServerInformer:
     """The shared informer of gameservers and its lister; created on first use."""
@@ -18,9 +21,7 @@ class GameServerInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(
-            GAME_SERVERS, decoder=StructDecoder[GameServer](GameServer)
-        )
+        return self._factory.for_resource(GAME_SERVERS, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()

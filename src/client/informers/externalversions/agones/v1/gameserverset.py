@@ -10,6 +10,9 @@ from ......informers.listwatch import StructDecoder
 from .....listers.agones.v1.gameserverset import GameServerSetLister
 from .....versioned.resources import GAME_SERVER_SETS
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = StructDecoder[GameServerSet](GameServerSet)
+
 
 class GameServerSetInformer:
     """The shared informer of gameserversets and its lister; created on first use."""
@@ -18,9 +21,7 @@ class GameServerSetInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(
-            GAME_SERVER_SETS, decoder=StructDecoder[GameServerSet](GameServerSet)
-        )
+        return self._factory.for_resource(GAME_SERVER_SETS, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()

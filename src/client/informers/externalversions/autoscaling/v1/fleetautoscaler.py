@@ -10,6 +10,9 @@ from ......informers.listwatch import StructDecoder
 from .....listers.autoscaling.v1.fleetautoscaler import FleetAutoscalerLister
 from .....versioned.resources import FLEET_AUTOSCALERS
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = StructDecoder[FleetAutoscaler](FleetAutoscaler)
+
 
 class FleetAutoscalerInformer:
     """The shared informer of fleetautoscalers and its lister; created on first use."""
@@ -18,9 +21,7 @@ class FleetAutoscalerInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(
-            FLEET_AUTOSCALERS, decoder=StructDecoder[FleetAutoscaler](FleetAutoscaler)
-        )
+        return self._factory.for_resource(FLEET_AUTOSCALERS, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()

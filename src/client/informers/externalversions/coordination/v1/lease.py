@@ -9,6 +9,9 @@ from ......informers.listwatch import RawDecoder
 from .....listers.coordination.v1.lease import LeaseLister
 from .....versioned.resources import LEASES
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = RawDecoder()
+
 
 class LeaseInformer:
     """The shared informer of leases and its lister; created on first use."""
@@ -17,7 +20,7 @@ class LeaseInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(LEASES, decoder=RawDecoder())
+        return self._factory.for_resource(LEASES, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()

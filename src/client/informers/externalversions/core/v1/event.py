@@ -9,6 +9,9 @@ from ......informers.listwatch import RawDecoder
 from .....listers.core.v1.event import EventLister
 from .....versioned.resources import EVENTS
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = RawDecoder()
+
 
 class EventInformer:
     """The shared informer of events and its lister; created on first use."""
@@ -17,7 +20,7 @@ class EventInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(EVENTS, decoder=RawDecoder())
+        return self._factory.for_resource(EVENTS, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()

@@ -9,6 +9,9 @@ from ......informers.listwatch import RawDecoder
 from .....listers.core.v1.node import NodeLister
 from .....versioned.resources import NODES
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = RawDecoder()
+
 
 class NodeInformer:
     """The shared informer of nodes and its lister; created on first use."""
@@ -17,7 +20,7 @@ class NodeInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(NODES, decoder=RawDecoder())
+        return self._factory.for_resource(NODES, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()

@@ -9,6 +9,9 @@ from ......informers.listwatch import RawDecoder
 from .....listers.core.v1.pod import PodLister
 from .....versioned.resources import PODS
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = RawDecoder()
+
 
 class PodInformer:
     """The shared informer of pods and its lister; created on first use."""
@@ -17,7 +20,7 @@ class PodInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(PODS, decoder=RawDecoder())
+        return self._factory.for_resource(PODS, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()

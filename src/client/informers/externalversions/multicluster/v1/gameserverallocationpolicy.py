@@ -10,6 +10,9 @@ from ......informers.listwatch import StructDecoder
 from .....listers.multicluster.v1.gameserverallocationpolicy import GameServerAllocationPolicyLister
 from .....versioned.resources import GAME_SERVER_ALLOCATION_POLICIES
 
+# Decoders are stateless: one per module serves every factory.
+_DECODER = StructDecoder[GameServerAllocationPolicy](GameServerAllocationPolicy)
+
 
 class GameServerAllocationPolicyInformer:
     """The shared informer of gameserverallocationpolicies and its lister; created on first use."""
@@ -18,10 +21,7 @@ class GameServerAllocationPolicyInformer:
         self._factory = factory
 
     def _generic(self) -> GenericInformer:
-        return self._factory.for_resource(
-            GAME_SERVER_ALLOCATION_POLICIES,
-            decoder=StructDecoder[GameServerAllocationPolicy](GameServerAllocationPolicy),
-        )
+        return self._factory.for_resource(GAME_SERVER_ALLOCATION_POLICIES, decoder=_DECODER)
 
     def informer(self) -> SharedIndexInformer:
         return self._generic().informer()
