@@ -191,6 +191,8 @@ def wrap(indent: int, head: str, args: list[str], tail: str) -> str:
     if len(line) <= LINE:
         return line + "\n"
     inner = f"{pad}    {', '.join(args)}"
+    if head.startswith("def ") and len(args) == 1:
+        inner += ","  # ruff keeps a lone parameter of a split signature with a trailing comma
     if len(inner) <= LINE:
         return f"{pad}{head}\n{inner}\n{pad}{tail}\n"
     lines = "".join(f"{pad}    {a},\n" for a in args)
@@ -298,12 +300,12 @@ def _group_client_module(pkg: str, version: str, rs: list[Res]) -> str:
         if r.namespaced:
             methods.append(
                 wrap(4, f"def {r.accessor}(", ["self", "namespace: str"], f") -> {r.kind}Client:")
-                + f"        return {r.kind}Client(self.rest, namespace)\n"
+                + wrap(8, f"return {r.kind}Client(", ["self.rest", "namespace"], ")")
             )
         else:
             methods.append(
-                f"    def {r.accessor}(self) -> {r.kind}Client:\n"
-                f"        return {r.kind}Client(self.rest)\n"
+                wrap(4, f"def {r.accessor}(", ["self"], f") -> {r.kind}Client:")
+                + wrap(8, f"return {r.kind}Client(", ["self.rest"], ")")
             )
     group = rs[0].group or "core"
     body = (
@@ -470,8 +472,8 @@ def _version_interface_module(pkg: str, version: str, rs: list[Res]) -> str:
             f"client.informers.externalversions.{pkg}.{version}.{r.file}", f"{r.kind}Informer"
         )
         methods.append(
-            f"    def {r.accessor}(self) -> {r.kind}Informer:\n"
-            f"        return {r.kind}Informer(self._factory)\n"
+            wrap(4, f"def {r.accessor}(", ["self"], f") -> {r.kind}Informer:")
+            + wrap(8, f"return {r.kind}Informer(", ["self._factory"], ")")
         )
     group = rs[0].group or "core"
     body = (

@@ -3,6 +3,7 @@ files; the generated clients are marked and named after the Go originals."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -115,6 +116,8 @@ LONG = typed_clients.Res(
     type_module="apis.example.v1.verylong",
 )
 
+CLUSTER_LONG = dataclasses.replace(LONG, namespaced=False, type_module=None)
+
 
 @pytest.mark.parametrize(
     "render",
@@ -124,8 +127,22 @@ LONG = typed_clients.Res(
         lambda: typed_clients._informer_module(LONG),
         lambda: typed_clients._group_client_module("example", "v1", [LONG]),
         lambda: typed_clients._resources_module([LONG]),
+        lambda: typed_clients._version_interface_module("example", "v1", [LONG]),
+        lambda: typed_clients._typed_module(CLUSTER_LONG),
+        lambda: typed_clients._lister_module(CLUSTER_LONG),
+        lambda: typed_clients._group_client_module("example", "v1", [CLUSTER_LONG]),
     ],
-    ids=["typed", "lister", "informer", "group-client", "resources"],
+    ids=[
+        "typed",
+        "lister",
+        "informer",
+        "group-client",
+        "resources",
+        "version-interface",
+        "cluster-typed",
+        "cluster-lister",
+        "cluster-group-client",
+    ],
 )
 def test_long_names_are_emitted_in_ruff_format(render: Any) -> None:
     """Generated text is already formatted, even where long names force line breaks."""
