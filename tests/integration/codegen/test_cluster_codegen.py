@@ -27,7 +27,8 @@ from agones.client.versioned import Clientset
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(60)]
 
 ROOT = Path(__file__).resolve().parents[3]
-ORACLE = Path("/work/shared/fixtures/agones-oracle/valid")
+# Copies of shared/fixtures/agones-oracle (what Agones itself returned), kept in the repository.
+ORACLE = ROOT / "tests" / "fixtures" / "agones-oracle" / "valid"
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 
 

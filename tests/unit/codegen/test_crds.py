@@ -17,7 +17,8 @@ from tools.codegen import crds, k8s_schemas
 from tools.codegen.structural import check_crd, check_structural, validate
 
 ROOT = Path(__file__).resolve().parents[3]
-ORACLE = Path("/work/shared/fixtures/agones-oracle/valid")
+# Copies of shared/fixtures/agones-oracle (what Agones itself returned), kept in the repository.
+ORACLE = ROOT / "tests" / "fixtures" / "agones-oracle" / "valid"
 FILES = {
     "GameServer": "gameserver.yaml",
     "GameServerSet": "gameserverset.yaml",
