@@ -1,0 +1,1 @@
+"""Kubernetes API access: config loading, the raw-JSON REST client, typed errors."""

@@ -1,0 +1,384 @@
+"""A thin async REST client for raw JSON (client-go `rest.RESTClient`, without typed models).
+
+Contract:
+* Requests and responses are JSON; results come back as plain dicts (or raw bytes from `*_raw`), so
+  callers choose their own decoding. Bodies may be dicts or msgspec Structs.
+* Every request, watches included, first waits on the client-side QPS/burst token bucket.
+* A non-2xx response raises the typed `ApiError` subclass for its code, carrying the Status. When the
+  server sends `Retry-After` with a 429 or 5xx, the request is retried after that delay, up to
+  `max_retries` times, as client-go does; then the error is raised.
+* `watch()` yields one raw JSON event (bytes, no newline) per line of the stream and ends when the
+  server closes it; lines of any size are handled.
+* HTTP metrics go to `agones_k8s_client_http_request_*` with the URL template (`{namespace}`,
+  `{name}`) as endpoint, keeping cardinality low.
+Never imports the `kubernetes` packages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import aiohttp
+import msgspec
+
+from ..clock import Clock, RealClock
+from ..flowcontrol import TokenBucketRateLimiter
+from ..metrics.kubernetes_client import ClientMetrics
+from .config import Config
+from .errors import error_from_response
+
+PatchType = Literal["json", "merge", "strategic", "apply"]
+
+PATCH_CONTENT_TYPES: dict[str, str] = {
+    "json": "application/json-patch+json",
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """Where a resource lives in the API (a GroupVersionResource plus its scope)."""
+
+    group: str
+    version: str
+    plural: str
+    namespaced: bool = True
+    kind: str = ""
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(
+        self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+    ) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        if name:
+            base += f"/{name}"
+            if subresource:
+                base += f"/{subresource}"
+        return base
+
+    def template(self, namespace: str | None, name: str | None, subresource: str | None) -> str:
+        return self.path(
+            "{namespace}" if namespace else None, "{name}" if name else None, subresource
+        )
+
+
+def _selector_params(label_selector: str | None, field_selector: str | None) -> dict[str, str]:
+    params: dict[str, str] = {}
+    if label_selector:
+        params["labelSelector"] = label_selector
+    if field_selector:
+        params["fieldSelector"] = field_selector
+    return params
+
+
+class RESTClient:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        clock: Clock | None = None,
+        max_retries: int = 10,
+    ) -> None:
+        self.config = config
+        self.clock = clock or RealClock()
+        self.max_retries = max_retries
+        self.rate_limiter = (
+            TokenBucketRateLimiter(config.qps, config.burst, self.clock) if config.qps > 0 else None
+        )
+        self._session: aiohttp.ClientSession | None = None
+        self._ssl = config.ssl_context()
+
+    async def __aenter__(self) -> RESTClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            auth = None
+            if self.config.username is not None:
+                auth = aiohttp.BasicAuth(self.config.username, self.config.password or "")
+            self._session = aiohttp.ClientSession(
+                auth=auth,
+                connector=aiohttp.TCPConnector(ssl=self._ssl if self._ssl else False, limit=0),
+                headers={"User-Agent": self.config.user_agent, "Accept": "application/json"},
+            )
+        return self._session
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        token = self.config.bearer_token()
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        endpoint: str | None = None,
+    ) -> bytes:
+        """Send one request (retrying on Retry-After); return the body or raise ApiError."""
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else _encoder.encode(body)
+            content_type = content_type or "application/json"
+        session = self._get_session()
+        attempt = 0
+        while True:
+            if self.rate_limiter is not None:
+                await self.rate_limiter.wait()
+            start = time.perf_counter()
+            async with session.request(
+                method,
+                self.config.host + path,
+                params=params,
+                data=data,
+                headers=self._headers(content_type),
+                timeout=aiohttp.ClientTimeout(total=self.config.timeout),
+            ) as resp:
+                payload = await resp.read()
+                ClientMetrics.request(
+                    method, endpoint or path, resp.status, time.perf_counter() - start
+                )
+                if resp.status < 300:
+                    return payload
+                err = error_from_response(resp.status, payload, resp.headers)
+                retryable = "Retry-After" in resp.headers and (
+                    resp.status == 429 or resp.status >= 500
+                )
+            if not retryable or attempt >= self.max_retries:
+                raise err
+            attempt += 1
+            await self.clock.sleep(err.retry_after or 0.0)
+
+    async def _json(self, method: str, res: Resource, **kw: Any) -> dict[str, Any]:
+        namespace, name, sub = kw.pop("namespace", None), kw.pop("name", None), kw.pop("sub", None)
+        raw = await self.request(
+            method,
+            res.path(namespace, name, sub),
+            endpoint=res.template(namespace, name, sub),
+            **kw,
+        )
+        result: dict[str, Any] = _decoder.decode(raw) if raw else {}
+        return result
+
+    async def get(
+        self, res: Resource, name: str, namespace: str | None = None, subresource: str | None = None
+    ) -> dict[str, Any]:
+        return await self._json("GET", res, namespace=namespace, name=name, sub=subresource)
+
+    def _list_params(
+        self,
+        label_selector: str | None,
+        field_selector: str | None,
+        limit: int | None,
+        continue_: str | None,
+        resource_version: str | None,
+        resource_version_match: str | None,
+    ) -> dict[str, str]:
+        params = _selector_params(label_selector, field_selector)
+        if limit:
+            params["limit"] = str(limit)
+        if continue_:
+            params["continue"] = continue_
+        if resource_version is not None:
+            params["resourceVersion"] = resource_version
+        if resource_version_match:
+            params["resourceVersionMatch"] = resource_version_match
+        return params
+
+    async def list_raw(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> bytes:
+        params = self._list_params(
+            label_selector,
+            field_selector,
+            limit,
+            continue_,
+            resource_version,
+            resource_version_match,
+        )
+        return await self.request(
+            "GET", res.path(namespace), params=params, endpoint=res.template(namespace, None, None)
+        )
+
+    async def list(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        **kw: Any,
+    ) -> dict[str, Any]:
+        raw = await self.list_raw(res, namespace, **kw)
+        result: dict[str, Any] = _decoder.decode(raw)
+        return result
+
+    async def watch(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_watch_bookmarks: bool = True,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> AsyncIterator[bytes]:
+        """Yield raw watch events (one JSON object per line) until the server ends the stream."""
+        params = _selector_params(label_selector, field_selector)
+        params["watch"] = "true"
+        if resource_version is not None:
+            params["resourceVersion"] = resource_version
+        if timeout_seconds is not None:
+            params["timeoutSeconds"] = str(timeout_seconds)
+        if allow_watch_bookmarks:
+            params["allowWatchBookmarks"] = "true"
+        if self.rate_limiter is not None:
+            await self.rate_limiter.wait()
+        session = self._get_session()
+        # A silent connection longer than the server-side timeout (plus slack) is dead.
+        sock_read = (timeout_seconds + 30) if timeout_seconds else None
+        start = time.perf_counter()
+        async with session.get(
+            self.config.host + res.path(namespace),
+            params=params,
+            headers=self._headers(None),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=sock_read),
+        ) as resp:
+            ClientMetrics.request(
+                "WATCH",
+                res.template(namespace, None, None),
+                resp.status,
+                time.perf_counter() - start,
+            )
+            if resp.status >= 300:
+                raise error_from_response(resp.status, await resp.read(), resp.headers)
+            buffer = b""
+            async for chunk in resp.content.iter_any():
+                buffer += chunk
+                if b"\n" not in chunk:
+                    continue
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield line
+            if buffer.strip():
+                yield buffer
+
+    async def create(
+        self, res: Resource, body: Any, namespace: str | None = None
+    ) -> dict[str, Any]:
+        return await self._json("POST", res, namespace=namespace, body=body)
+
+    async def update(
+        self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
+    ) -> dict[str, Any]:
+        name, ns = _name_namespace(body)
+        return await self._json(
+            "PUT", res, namespace=namespace or ns, name=name, sub=subresource, body=body
+        )
+
+    async def update_status(
+        self, res: Resource, body: Any, namespace: str | None = None
+    ) -> dict[str, Any]:
+        return await self.update(res, body, namespace, "status")
+
+    async def patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> dict[str, Any]:
+        params: dict[str, str] = {}
+        if field_manager:
+            params["fieldManager"] = field_manager
+        if force:
+            params["force"] = "true"
+        return await self._json(
+            "PATCH",
+            res,
+            namespace=namespace,
+            name=name,
+            sub=subresource,
+            body=patch,
+            content_type=PATCH_CONTENT_TYPES[patch_type],
+            params=params or None,
+        )
+
+    async def delete(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if preconditions:
+            options["preconditions"] = dict(preconditions)
+        return await self._json("DELETE", res, namespace=namespace, name=name, body=options)
+
+
+def _name_namespace(body: Any) -> tuple[str, str | None]:
+    meta = body.get("metadata") if isinstance(body, Mapping) else getattr(body, "metadata", None)
+    if isinstance(meta, Mapping):
+        name, namespace = meta.get("name"), meta.get("namespace")
+    else:
+        name, namespace = getattr(meta, "name", None), getattr(meta, "namespace", None)
+    if not name:
+        raise ValueError("update needs metadata.name in the body")
+    return str(name), str(namespace) if namespace else None
+
+
+async def wait_closed(client: RESTClient) -> None:
+    """Close the client and give aiohttp's transports a tick to shut (avoids warnings)."""
+    await client.close()
+    await asyncio.sleep(0)

@@ -1,0 +1,148 @@
+"""ListWatch: list and watch one resource over the REST client, decoding raw JSON (`listwatch.go`).
+
+The decoder is pluggable: `RawDecoder` (default) yields plain dicts; `StructDecoder(T)` decodes
+items and watch objects straight into msgspec Structs of type `T` in one pass. Watch `ERROR` events
+always carry a `Status` dict. Objects are decoded once, here, and shared by the cache and every
+handler afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+import msgspec
+
+from ..client.rest import Resource
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class ListResult:
+    items: list[Any]
+    resource_version: str
+    continue_: str = ""
+
+
+@dataclass(slots=True)
+class WatchEvent:
+    type: str  # ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+    object: Any
+
+
+class Decoder(Protocol):
+    def decode_list(self, raw: bytes) -> ListResult: ...
+
+    def decode_event(self, raw: bytes) -> WatchEvent: ...
+
+
+class _ListMeta(msgspec.Struct):
+    resourceVersion: str = ""
+    continue_: str = msgspec.field(name="continue", default="")
+
+
+class _List(msgspec.Struct, Generic[T]):
+    items: list[T] | None = None
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
+
+
+class _Event(msgspec.Struct):
+    type: str
+    object: msgspec.Raw
+
+
+_status_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+class StructDecoder(Generic[T]):
+    """Decodes into `item_type` (a msgspec Struct, or `dict[str, Any]` for raw JSON)."""
+
+    def __init__(self, item_type: Any) -> None:
+        self._list = msgspec.json.Decoder(_List[item_type])
+        self._event = msgspec.json.Decoder(_Event)
+        self._item = msgspec.json.Decoder(item_type)
+
+    def decode_list(self, raw: bytes) -> ListResult:
+        decoded = self._list.decode(raw)
+        return ListResult(
+            decoded.items or [], decoded.metadata.resourceVersion, decoded.metadata.continue_
+        )
+
+    def decode_event(self, raw: bytes) -> WatchEvent:
+        event = self._event.decode(raw)
+        if event.type == "ERROR":
+            return WatchEvent(event.type, _status_decoder.decode(event.object))
+        return WatchEvent(event.type, self._item.decode(event.object))
+
+
+class RawDecoder(StructDecoder[dict[str, Any]]):
+    """Plain dicts, exactly as the server sent them."""
+
+    def __init__(self) -> None:
+        super().__init__(dict[str, Any])
+
+
+class RawClient(Protocol):
+    """What ListWatch needs of a client (RESTClient, or an in-memory fake)."""
+
+    async def list_raw(self, res: Resource, namespace: str | None = None, **kw: Any) -> bytes: ...
+
+    def watch(
+        self, res: Resource, namespace: str | None = None, **kw: Any
+    ) -> AsyncIterator[bytes]: ...
+
+
+class ListerWatcher(Protocol):
+    async def list(
+        self, resource_version: str, limit: int | None, continue_: str | None
+    ) -> ListResult: ...
+
+    def watch(self, resource_version: str, timeout_seconds: int) -> AsyncIterator[WatchEvent]: ...
+
+
+class ListWatch:
+    def __init__(
+        self,
+        client: RawClient,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        decoder: Decoder | None = None,
+    ) -> None:
+        self.client = client
+        self.resource = resource
+        self.namespace = namespace
+        self.selectors: Mapping[str, str | None] = {
+            "label_selector": label_selector,
+            "field_selector": field_selector,
+        }
+        self.decoder: Decoder = decoder or RawDecoder()
+
+    async def list(
+        self, resource_version: str, limit: int | None, continue_: str | None
+    ) -> ListResult:
+        raw = await self.client.list_raw(
+            self.resource,
+            self.namespace,
+            resource_version=None if continue_ else resource_version,
+            limit=limit,
+            continue_=continue_,
+            **self.selectors,
+        )
+        return self.decoder.decode_list(raw)
+
+    async def watch(self, resource_version: str, timeout_seconds: int) -> AsyncIterator[WatchEvent]:
+        stream = self.client.watch(
+            self.resource,
+            self.namespace,
+            resource_version=resource_version,
+            timeout_seconds=timeout_seconds,
+            allow_watch_bookmarks=True,
+            **self.selectors,
+        )
+        async for line in stream:
+            yield self.decoder.decode_event(line)

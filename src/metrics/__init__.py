@@ -1,0 +1,1 @@
+"""Prometheus metrics under Agones' names (`pkg/metrics`)."""

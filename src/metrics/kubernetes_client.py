@@ -1,0 +1,213 @@
+"""Kubernetes client metrics under Agones' Prometheus names (`pkg/metrics/kubernetes_client.go`).
+
+`register(registry)` creates the `agones_k8s_client_*` families (HTTP requests, reflector caches,
+work queues) once per registry and installs the work-queue provider, so every queue constructed
+afterwards reports with its `queue_name` label. The REST client and reflectors record through
+`ClientMetrics`, which is a no-op until `register` has been called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+_LATENCY_BUCKETS = (0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2, 3, float("inf"))
+# Agones' views use a single-boundary distribution (0); buckets that separate sizes are more useful.
+_WORK_BUCKETS = (0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, float("inf"))
+_COUNT_BUCKETS = (0, 1, 10, 100, 1000, 10000, float("inf"))
+
+
+class KubernetesClientMetrics:
+    """The metric families of one registry."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        p = "agones_k8s_client_"
+        self.http_request_total = Counter(
+            p + "http_request_total",
+            "The total of HTTP requests to the Kubernetes API by status code",
+            ["verb", "status_code"],
+            registry=registry,
+        )
+        self.http_request_duration = Histogram(
+            p + "http_request_duration_seconds",
+            "The distribution of HTTP requests latencies to the Kubernetes API by status code",
+            ["verb", "endpoint"],
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.cache_list_total = Counter(
+            p + "cache_list_total",
+            "The total number of list operations for client-go caches",
+            registry=registry,
+        )
+        self.cache_list_duration = Histogram(
+            p + "cache_list_duration_seconds",
+            "Duration of a Kubernetes list API call in seconds",
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.cache_list_items = Histogram(
+            p + "cache_list_items",
+            "Count of items in a list from the Kubernetes API.",
+            buckets=_COUNT_BUCKETS,
+            registry=registry,
+        )
+        self.cache_watches_total = Counter(
+            p + "cache_watches_total",
+            "The total number of watch operations for client-go caches",
+            registry=registry,
+        )
+        self.cache_short_watches_total = Counter(
+            p + "cache_short_watches_total",
+            "The total number of short watch operations for client-go caches",
+            registry=registry,
+        )
+        self.cache_watch_duration = Histogram(
+            p + "cache_watch_duration_seconds",
+            "Duration of watches on the Kubernetes API.",
+            buckets=_WORK_BUCKETS,
+            registry=registry,
+        )
+        self.cache_watch_events = Histogram(
+            p + "cache_watch_events",
+            "Number of items in watches on the Kubernetes API.",
+            buckets=_COUNT_BUCKETS,
+            registry=registry,
+        )
+        self.cache_last_resource_version = Gauge(
+            p + "cache_last_resource_version",
+            "Last resource version from the Kubernetes API.",
+            registry=registry,
+        )
+        self.workqueue_depth = Gauge(
+            p + "workqueue_depth",
+            "Current depth of the work queue.",
+            ["queue_name"],
+            registry=registry,
+        )
+        self.workqueue_items_total = Counter(
+            p + "workqueue_items_total",
+            "Total number of items added to the work queue.",
+            ["queue_name"],
+            registry=registry,
+        )
+        self.workqueue_latency = Histogram(
+            p + "workqueue_latency_seconds",
+            "How long an item stays in the work queue.",
+            ["queue_name"],
+            buckets=_WORK_BUCKETS,
+            registry=registry,
+        )
+        self.workqueue_work_duration = Histogram(
+            p + "workqueue_work_duration_seconds",
+            "How long processing an item from the work queue takes.",
+            ["queue_name"],
+            buckets=_WORK_BUCKETS,
+            registry=registry,
+        )
+        self.workqueue_retries_total = Counter(
+            p + "workqueue_retries_total",
+            "Total number of items retried to the work queue.",
+            ["queue_name"],
+            registry=registry,
+        )
+        self.workqueue_longest_running_processor = Gauge(
+            p + "workqueue_longest_running_processor",
+            "How long the longest running processor of the work queue has been running, in seconds.",
+            ["queue_name"],
+            registry=registry,
+        )
+        self.workqueue_unfinished_work_seconds = Gauge(
+            p + "workqueue_unfinished_work_seconds",
+            "How long the work in progress has been running, in seconds.",
+            ["queue_name"],
+            registry=registry,
+        )
+
+
+class PrometheusWorkqueueProvider:
+    """The work-queue provider backed by `KubernetesClientMetrics`."""
+
+    enabled = True
+
+    def __init__(self, families: KubernetesClientMetrics) -> None:
+        self.f = families
+
+    def new_depth_metric(self, name: str) -> Any:
+        return self.f.workqueue_depth.labels(queue_name=name)
+
+    def new_adds_metric(self, name: str) -> Any:
+        return self.f.workqueue_items_total.labels(queue_name=name)
+
+    def new_latency_metric(self, name: str) -> Any:
+        return self.f.workqueue_latency.labels(queue_name=name)
+
+    def new_work_duration_metric(self, name: str) -> Any:
+        return self.f.workqueue_work_duration.labels(queue_name=name)
+
+    def new_unfinished_work_seconds_metric(self, name: str, fn: Callable[[], float]) -> None:
+        self.f.workqueue_unfinished_work_seconds.labels(queue_name=name).set_function(fn)
+
+    def new_longest_running_processor_seconds_metric(
+        self, name: str, fn: Callable[[], float]
+    ) -> None:
+        self.f.workqueue_longest_running_processor.labels(queue_name=name).set_function(fn)
+
+    def new_retries_metric(self, name: str) -> Any:
+        return self.f.workqueue_retries_total.labels(queue_name=name)
+
+
+class ClientMetrics:
+    """What the REST client and reflectors record into; no-op until `register()`."""
+
+    families: KubernetesClientMetrics | None = None
+
+    @classmethod
+    def request(cls, verb: str, endpoint: str, status_code: int | str, seconds: float) -> None:
+        f = cls.families
+        if f is not None:
+            f.http_request_total.labels(verb=verb, status_code=str(status_code)).inc()
+            f.http_request_duration.labels(verb=verb, endpoint=endpoint).observe(seconds)
+
+    @classmethod
+    def list_done(cls, seconds: float, items: int) -> None:
+        f = cls.families
+        if f is not None:
+            f.cache_list_total.inc()
+            f.cache_list_duration.observe(seconds)
+            f.cache_list_items.observe(items)
+
+    @classmethod
+    def watch_done(cls, seconds: float, events: int, short: bool) -> None:
+        f = cls.families
+        if f is not None:
+            f.cache_watches_total.inc()
+            if short:
+                f.cache_short_watches_total.inc()
+            f.cache_watch_duration.observe(seconds)
+            f.cache_watch_events.observe(events)
+
+    @classmethod
+    def last_resource_version(cls, rv: str) -> None:
+        f = cls.families
+        if f is not None and rv.isdigit():
+            f.cache_last_resource_version.set(float(rv))
+
+
+_registered: dict[int, KubernetesClientMetrics] = {}
+
+
+def register(registry: CollectorRegistry | None = None) -> KubernetesClientMetrics:
+    """Create (once per registry) the families and route client and work-queue metrics to them."""
+    from ..workqueue import metrics as workqueue_metrics  # late: workqueue imports the informers
+
+    registry = registry or REGISTRY
+    families = _registered.get(id(registry))
+    if families is None:
+        families = KubernetesClientMetrics(registry)
+        _registered[id(registry)] = families
+    ClientMetrics.families = families
+    workqueue_metrics.set_provider(PrometheusWorkqueueProvider(families))
+    return families

@@ -1,0 +1,245 @@
+"""Event recording (client-go `tools/record/event.go` + `events_cache.go`).
+
+`recorder.event(obj, type, reason, message)` never blocks and never fails the caller: the event goes
+to a bounded buffer (1,000, dropped with a log line when full) that `EventBroadcaster.run()` writes
+to the API as core/v1 Events. Like client-go's correlator:
+* an exact repeat (same source, object, type, reason, message) within the cache is folded into the
+  existing Event: `count` + 1 and a new `lastTimestamp`, written as a strategic-merge patch (a new
+  Event is created if the old one has expired away);
+* more than 10 distinct messages for the same (source, object, type, reason) within 10 minutes are
+  aggregated into one Event whose message starts with "(combined from similar events): ";
+* each (source, object) is rate-limited by a token bucket of 25 events refilled once per 5 minutes.
+Event names are `<object name>.<hex nanoseconds>`, in the object's namespace ("default" for
+cluster-scoped objects).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import socket
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+
+from ..client.errors import NotFoundError
+from ..client.rest import Resource
+from ..clock import Clock, RealClock
+from ..flowcontrol import Limiter
+from ..informers.meta import (
+    get_api_version,
+    get_kind,
+    get_name,
+    get_namespace,
+    get_resource_version,
+    get_uid,
+)
+from ..leaderelection.resourcelock import format_micro_time
+
+EVENTS = Resource("", "v1", "events", kind="Event")
+
+MAX_QUEUED_EVENTS = 1000
+LRU_CACHE_SIZE = 4096
+MAX_SIMILAR_EVENTS = 10
+AGGREGATE_INTERVAL = 600.0
+SPAM_BURST = 25
+SPAM_QPS = 1.0 / 300.0
+AGGREGATE_PREFIX = "(combined from similar events): "
+
+
+class EventType(enum.StrEnum):
+    NORMAL = "Normal"
+    WARNING = "Warning"
+
+
+class EventClient(Protocol):
+    async def create(
+        self, res: Resource, body: Any, namespace: str | None = None
+    ) -> dict[str, Any]: ...
+
+    async def patch(self, res: Resource, name: str, patch: Any, **kw: Any) -> dict[str, Any]: ...
+
+
+@dataclass
+class _Seen:
+    name: str
+    namespace: str
+    count: int
+    first_timestamp: float
+
+
+@dataclass
+class _Pending:
+    obj: Any
+    type: str
+    reason: str
+    message: str
+    component: str
+    host: str
+    at: float
+
+
+class EventBroadcaster:
+    """Owns the buffer and the writer task; hands out recorders per component."""
+
+    def __init__(self, client: EventClient, *, clock: Clock | None = None) -> None:
+        self.client = client
+        self.clock = clock or RealClock()
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue(MAX_QUEUED_EVENTS)
+        self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
+        self._similar: OrderedDict[tuple[str, ...], tuple[float, set[str]]] = OrderedDict()
+        self._spam: OrderedDict[tuple[str, ...], Limiter] = OrderedDict()
+        self.log = structlog.get_logger().bind(component="events")
+        self.dropped = 0
+        self.written = 0
+
+    def new_recorder(self, component: str, host: str | None = None) -> EventRecorder:
+        return EventRecorder(self, component, host if host is not None else socket.gethostname())
+
+    def _enqueue(self, pending: _Pending) -> None:
+        try:
+            self._queue.put_nowait(pending)
+        except asyncio.QueueFull:
+            self.dropped += 1
+            self.log.warning("event buffer full, dropping event", reason=pending.reason)
+
+    async def run(self) -> None:
+        """Write buffered events until cancelled."""
+        while True:
+            pending = await self._queue.get()
+            try:
+                await self._record(pending)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.log.warning("unable to write event", reason=pending.reason, error=str(err))
+            finally:
+                self._queue.task_done()
+
+    async def flush(self) -> None:
+        """Wait until every buffered event has been written (or failed)."""
+        await self._queue.join()
+
+    @staticmethod
+    def _lru_put(
+        cache: OrderedDict[tuple[str, ...], Any], key: tuple[str, ...], value: Any
+    ) -> None:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > LRU_CACHE_SIZE:
+            cache.popitem(last=False)
+
+    def _involved(self, obj: Any) -> dict[str, str]:
+        return {
+            "kind": get_kind(obj),
+            "namespace": get_namespace(obj),
+            "name": get_name(obj),
+            "uid": get_uid(obj),
+            "apiVersion": get_api_version(obj),
+            "resourceVersion": get_resource_version(obj),
+        }
+
+    async def _record(self, p: _Pending) -> None:
+        involved = self._involved(p.obj)
+        source_key = (
+            p.component,
+            p.host,
+            *(involved[k] for k in ("kind", "namespace", "name", "uid", "apiVersion")),
+        )
+        # Spam filter per source + object.
+        limiter = self._spam.get(source_key)
+        if limiter is None:
+            limiter = Limiter(SPAM_QPS, SPAM_BURST, self.clock)
+            self._lru_put(self._spam, source_key, limiter)
+        if limiter.tokens() < 1.0:
+            self.dropped += 1
+            return
+        limiter.reserve()
+        # Aggregate floods of similar events with different messages.
+        message = p.message
+        similar_key = (*source_key, p.type, p.reason)
+        first, messages = self._similar.get(similar_key, (p.at, set()))
+        if p.at - first > AGGREGATE_INTERVAL:
+            first, messages = p.at, set()
+        messages.add(p.message)
+        self._lru_put(self._similar, similar_key, (first, messages))
+        if len(messages) > MAX_SIMILAR_EVENTS:
+            message = AGGREGATE_PREFIX + p.message
+            key = (*similar_key, AGGREGATE_PREFIX)
+        else:
+            key = (*similar_key, message)
+        now = format_micro_time(p.at)
+        seen = self._seen.get(key)
+        if seen is not None:
+            try:
+                await self.client.patch(
+                    EVENTS,
+                    seen.name,
+                    {"count": seen.count + 1, "lastTimestamp": _seconds(now), "message": message},
+                    namespace=seen.namespace,
+                    patch_type="strategic",
+                )
+                seen.count += 1
+                self._seen.move_to_end(key)
+                self.written += 1
+                return
+            except NotFoundError:
+                self._seen.pop(key, None)
+        namespace = involved["namespace"] or "default"
+        name = f"{involved['name']}.{int(p.at * 1e9):x}"
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": {k: v for k, v in involved.items() if v},
+            "reason": p.reason,
+            "message": message,
+            "source": {"component": p.component, "host": p.host},
+            "firstTimestamp": _seconds(now),
+            "lastTimestamp": _seconds(now),
+            "count": 1,
+            "type": p.type,
+            "reportingComponent": p.component,
+            "reportingInstance": p.host,
+        }
+        await self.client.create(EVENTS, body, namespace)
+        self._lru_put(self._seen, key, _Seen(name, namespace, 1, p.at))
+        self.written += 1
+
+
+def _seconds(micro: str | None) -> str | None:
+    """Event timestamps are metav1.Time: second precision."""
+    return None if micro is None else micro[:19] + "Z"
+
+
+class EventRecorder:
+    """Agones-style usage: `recorder.event(gs, "Normal", "Ready", "SDK.Ready() complete")`."""
+
+    def __init__(self, broadcaster: EventBroadcaster, component: str, host: str) -> None:
+        self._broadcaster = broadcaster
+        self.component = component
+        self.host = host
+
+    def event(self, obj: Any, event_type: str, reason: str, message: str) -> None:
+        if event_type not in (EventType.NORMAL, EventType.WARNING):
+            self._broadcaster.log.error("unsupported event type", type=event_type, reason=reason)
+            return
+        if not get_name(obj):
+            self._broadcaster.log.error("event for an object without a name", reason=reason)
+            return
+        self._broadcaster._enqueue(
+            _Pending(
+                obj,
+                str(event_type),
+                reason,
+                message,
+                self.component,
+                self.host,
+                self._broadcaster.clock.now(),
+            )
+        )
+
+    def eventf(self, obj: Any, event_type: str, reason: str, fmt: str, *args: Any) -> None:
+        self.event(obj, event_type, reason, fmt % args if args else fmt)

@@ -1,0 +1,234 @@
+"""RESTClient against a tiny in-test aiohttp server: verbs, params, watch lines, typed errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from agones.client import errors
+from agones.client.config import Config
+from agones.client.rest import Resource, RESTClient
+from agones.clock import FakeClock
+
+GS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
+NODES = Resource("", "v1", "nodes", namespaced=False)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, dict[str, str], dict[str, str], Any]] = []
+        self.fail_429 = 0
+
+
+def status(code: int, reason: str, message: str) -> web.Response:
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
+    return web.json_response(body, status=code)
+
+
+def make_app(rec: Recorder) -> web.Application:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        body = None
+        if request.can_read_body:
+            body = json.loads(await request.read())
+        rec.requests.append(
+            (request.method, request.path, dict(request.query), dict(request.headers), body)
+        )
+        name = request.match_info.get("name", "")
+        if request.query.get("watch") == "true":
+            resp = web.StreamResponse()
+            resp.content_type = "application/json"
+            await resp.prepare(request)
+            big = {"type": "ADDED", "object": {"metadata": {"name": "big"}, "data": "x" * 200_000}}
+            for event in (
+                big,
+                {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}},
+            ):
+                line = json.dumps(event).encode() + b"\n"
+                await resp.write(line[:10])  # split across chunks
+                await resp.write(line[10:])
+            return resp
+        if name == "missing":
+            return status(404, "NotFound", 'gameservers "missing" not found')
+        if name == "conflict":
+            return status(409, "Conflict", "the object has been modified")
+        if name == "exists":
+            return status(409, "AlreadyExists", "already exists")
+        if name == "expired":
+            return status(410, "Expired", "too old resource version")
+        if name == "busy":
+            if rec.fail_429 > 0:
+                rec.fail_429 -= 1
+                resp = status(429, "TooManyRequests", "slow down")
+                resp.headers["Retry-After"] = "2"
+                return resp
+            return web.json_response({"metadata": {"name": "busy"}})
+        if name == "plain500":
+            return web.Response(status=500, text="oops")
+        if request.method == "GET" and not name:
+            return web.json_response(
+                {
+                    "kind": "GameServerList",
+                    "metadata": {"resourceVersion": "5"},
+                    "items": [{"metadata": {"name": "a"}}],
+                }
+            )
+        return web.json_response({"metadata": {"name": name or "created"}, "echo": body})
+
+    app = web.Application()
+    app.router.add_route("*", "/apis/agones.dev/v1/namespaces/{ns}/gameservers", handle)
+    app.router.add_route("*", "/apis/agones.dev/v1/namespaces/{ns}/gameservers/{name}", handle)
+    app.router.add_route(
+        "*", "/apis/agones.dev/v1/namespaces/{ns}/gameservers/{name}/{sub}", handle
+    )
+    app.router.add_route("*", "/api/v1/nodes", handle)
+    return app
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[tuple[RESTClient, Recorder, FakeClock]]:
+    rec = Recorder()
+    srv = TestServer(make_app(rec), host="127.0.0.1")
+    await srv.start_server()
+    clock = FakeClock()
+    client = RESTClient(
+        Config(host=str(srv.make_url("")).rstrip("/"), token="secret", qps=0), clock=clock
+    )
+    yield client, rec, clock
+    await client.close()
+    await srv.close()
+
+
+def test_resource_paths() -> None:
+    assert (
+        GS.path("ns", "gs", "status") == "/apis/agones.dev/v1/namespaces/ns/gameservers/gs/status"
+    )
+    assert GS.path() == "/apis/agones.dev/v1/gameservers"
+    assert NODES.path("ignored", "n1") == "/api/v1/nodes/n1"
+    assert (
+        GS.template("ns", "gs", None)
+        == "/apis/agones.dev/v1/namespaces/{namespace}/gameservers/{name}"
+    )
+
+
+async def test_list_get_and_headers(server: tuple[RESTClient, Recorder, FakeClock]) -> None:
+    client, rec, _ = server
+    result = await client.list(
+        GS, "default", label_selector="a=b", limit=500, continue_="tok", resource_version="0"
+    )
+    assert result["items"] == [{"metadata": {"name": "a"}}]
+    method, path, query, headers, _ = rec.requests[-1]
+    assert (method, path) == ("GET", "/apis/agones.dev/v1/namespaces/default/gameservers")
+    assert query == {
+        "labelSelector": "a=b",
+        "limit": "500",
+        "continue": "tok",
+        "resourceVersion": "0",
+    }
+    assert headers["Authorization"] == "Bearer secret"
+    assert headers["User-Agent"].startswith("agones-py/")
+    assert (await client.get(GS, "gs1", "default"))["metadata"]["name"] == "gs1"
+    await client.list(NODES)
+    assert rec.requests[-1][1] == "/api/v1/nodes"
+
+
+async def test_writes(server: tuple[RESTClient, Recorder, FakeClock]) -> None:
+    client, rec, _ = server
+    obj = {"metadata": {"name": "gs1", "namespace": "default"}, "spec": {}}
+    assert (await client.create(GS, obj, "default"))["echo"] == obj
+    assert rec.requests[-1][0] == "POST"
+    await client.update(GS, obj)
+    assert rec.requests[-1][:2] == ("PUT", "/apis/agones.dev/v1/namespaces/default/gameservers/gs1")
+    await client.update_status(GS, obj)
+    assert rec.requests[-1][1].endswith("/gs1/status")
+    for patch_type, ctype in [
+        ("merge", "application/merge-patch+json"),
+        ("json", "application/json-patch+json"),
+        ("strategic", "application/strategic-merge-patch+json"),
+    ]:
+        await client.patch(GS, "gs1", {"spec": {}}, namespace="default", patch_type=patch_type)  # type: ignore[arg-type]
+        assert rec.requests[-1][0] == "PATCH"
+        assert rec.requests[-1][3]["Content-Type"] == ctype
+    await client.delete(
+        GS, "gs1", "default", propagation_policy="Foreground", preconditions={"uid": "u1"}
+    )
+    assert rec.requests[-1][4] == {
+        "kind": "DeleteOptions",
+        "apiVersion": "v1",
+        "propagationPolicy": "Foreground",
+        "preconditions": {"uid": "u1"},
+    }
+    with pytest.raises(ValueError, match=r"metadata\.name"):
+        await client.update(GS, {"metadata": {}})
+
+
+@pytest.mark.parametrize(
+    ("name", "cls", "code"),
+    [
+        pytest.param("missing", errors.NotFoundError, 404, id="404"),
+        pytest.param("conflict", errors.ConflictError, 409, id="409"),
+        pytest.param("exists", errors.AlreadyExistsError, 409, id="409-exists"),
+        pytest.param("expired", errors.ExpiredError, 410, id="410"),
+        pytest.param("plain500", errors.InternalError, 500, id="500-not-status"),
+    ],
+)
+async def test_errors_are_typed(
+    server: tuple[RESTClient, Recorder, FakeClock], name: str, cls: type[errors.ApiError], code: int
+) -> None:
+    client, _, _ = server
+    with pytest.raises(cls) as info:
+        await client.get(GS, name, "default")
+    assert info.value.status_code == code
+    assert info.value.status["kind"] == "Status"
+
+
+async def test_429_with_retry_after_is_retried_then_surfaces(
+    server: tuple[RESTClient, Recorder, FakeClock],
+) -> None:
+    client, rec, clock = server
+    rec.fail_429 = 2
+    start = clock.now()
+    # The fake clock fires sleeps as soon as they are registered.
+    import asyncio
+
+    task = asyncio.create_task(client.get(GS, "busy", "default"))
+    for _ in range(2):
+        await clock.wait_for_timers(1)
+        clock.step(2)
+    assert (await asyncio.wait_for(task, 5))["metadata"]["name"] == "busy"
+    assert clock.now() - start == 4
+
+    client.max_retries = 0
+    rec.fail_429 = 1
+    with pytest.raises(errors.TooManyRequestsError) as info:
+        await client.get(GS, "busy", "default")
+    assert info.value.retry_after == 2
+
+
+async def test_watch_yields_lines_of_any_size(
+    server: tuple[RESTClient, Recorder, FakeClock],
+) -> None:
+    client, rec, _ = server
+    lines = [
+        json.loads(line)
+        async for line in client.watch(GS, "default", resource_version="5", timeout_seconds=300)
+    ]
+    assert [e["type"] for e in lines] == ["ADDED", "BOOKMARK"]
+    assert len(lines[0]["object"]["data"]) == 200_000
+    assert rec.requests[-1][2] == {
+        "watch": "true",
+        "resourceVersion": "5",
+        "timeoutSeconds": "300",
+        "allowWatchBookmarks": "true",
+    }

@@ -1,0 +1,131 @@
+"""EventRecorder: core/v1 Event shape, folding repeats, aggregation, spam filter, never blocking."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from agones.client.errors import error_from_status
+from agones.client.rest import Resource
+from agones.clock import FakeClock
+from agones.record import EventBroadcaster, EventRecorder
+
+GS = {
+    "apiVersion": "agones.dev/v1",
+    "kind": "GameServer",
+    "metadata": {"name": "gs-1", "namespace": "default", "uid": "u-1", "resourceVersion": "7"},
+}
+
+
+class FakeEvents:
+    def __init__(self) -> None:
+        self.created: list[dict[str, Any]] = []
+        self.patches: list[tuple[str, Any, dict[str, Any]]] = []
+        self.expired: set[str] = set()
+
+    async def create(
+        self, res: Resource, body: Any, namespace: str | None = None
+    ) -> dict[str, Any]:
+        self.created.append(body)
+        return body
+
+    async def patch(self, res: Resource, name: str, patch: Any, **kw: Any) -> dict[str, Any]:
+        if name in self.expired:
+            raise error_from_status(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
+        self.patches.append((name, patch, kw))
+        return {}
+
+
+@pytest.fixture
+async def rec() -> AsyncIterator[tuple[EventRecorder, EventBroadcaster, FakeEvents, FakeClock]]:
+    client, clock = FakeEvents(), FakeClock(1_700_000_000.0)
+    broadcaster = EventBroadcaster(client, clock=clock)
+    task = asyncio.create_task(broadcaster.run())
+    yield broadcaster.new_recorder("gameserver-controller", "host-1"), broadcaster, client, clock
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_event_shape(rec: Any) -> None:
+    recorder, broadcaster, client, _ = rec
+    recorder.event(GS, "Normal", "Ready", "SDK.Ready() complete")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    (event,) = client.created
+    assert event["metadata"]["namespace"] == "default"
+    assert event["metadata"]["name"].startswith("gs-1.")
+    assert event["involvedObject"] == {
+        "kind": "GameServer",
+        "namespace": "default",
+        "name": "gs-1",
+        "uid": "u-1",
+        "apiVersion": "agones.dev/v1",
+        "resourceVersion": "7",
+    }
+    assert (event["type"], event["reason"], event["message"], event["count"]) == (
+        "Normal",
+        "Ready",
+        "SDK.Ready() complete",
+        1,
+    )
+    assert event["source"] == {"component": "gameserver-controller", "host": "host-1"}
+    assert event["firstTimestamp"] == event["lastTimestamp"] == "2023-11-14T22:13:20Z"
+
+
+async def test_repeats_fold_into_count_and_last_timestamp(rec: Any) -> None:
+    recorder, broadcaster, client, clock = rec
+    recorder.event(GS, "Normal", "Creating", "Pod gs-1 created")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    clock.step(5)
+    recorder.event(GS, "Normal", "Creating", "Pod gs-1 created")
+    recorder.eventf(GS, "Normal", "Creating", "Pod %s created", "gs-1")
+    recorder.event(GS, "Warning", "Creating", "Pod gs-1 created")  # different type: new event
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert len(client.created) == 2
+    name = client.created[0]["metadata"]["name"]
+    assert [p[0] for p in client.patches] == [name, name]
+    assert [p[1]["count"] for p in client.patches] == [2, 3]
+    assert client.patches[0][1]["lastTimestamp"] == "2023-11-14T22:13:25Z"
+    assert client.patches[0][2] == {"namespace": "default", "patch_type": "strategic"}
+    # The folded event expired on the server: a fresh one is created.
+    client.expired.add(name)
+    recorder.event(GS, "Normal", "Creating", "Pod gs-1 created")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert len(client.created) == 3 and client.created[-1]["count"] == 1
+
+
+async def test_many_similar_messages_are_aggregated(rec: Any) -> None:
+    recorder, broadcaster, client, _ = rec
+    for i in range(13):
+        recorder.event(GS, "Warning", "Unhealthy", f"failure {i}")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    messages = [e["message"] for e in client.created]
+    assert messages[:10] == [f"failure {i}" for i in range(10)]
+    assert messages[10] == "(combined from similar events): failure 10"
+    assert len(client.created) == 11 and len(client.patches) == 2
+
+
+async def test_spam_filter_and_buffer_never_block(rec: Any) -> None:
+    recorder, broadcaster, client, clock = rec
+    for _ in range(30):
+        recorder.event(GS, "Normal", "Same", "same")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert len(client.created) + len(client.patches) == 25
+    clock.step(300)
+    recorder.event(GS, "Normal", "Same", "same")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert len(client.created) + len(client.patches) == 26
+    before = broadcaster.dropped
+    for i in range(1500):
+        recorder.event({**GS, "metadata": {**GS["metadata"], "name": f"g{i}"}}, "Normal", "X", "y")
+    assert broadcaster.dropped - before == 500, "a full buffer drops instead of blocking"
+
+
+def test_bad_input_is_dropped_not_raised() -> None:
+    broadcaster = EventBroadcaster(FakeEvents(), clock=FakeClock())
+    recorder = broadcaster.new_recorder("c", "h")
+    recorder.event(GS, "Fatal", "X", "y")
+    recorder.event({"metadata": {}}, "Normal", "X", "y")
+    assert broadcaster._queue.qsize() == 0

@@ -1,0 +1,148 @@
+"""Agones WorkerQueue semantics: rate-limited enqueue, forget on success, back-off on error, health."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from agones.clock import FakeClock
+from agones.informers.store import DeletedFinalStateUnknown
+from agones.metrics import kubernetes_client
+from agones.workqueue import ItemExponentialFailureRateLimiter, WorkerQueue
+from agones.workqueue import metrics as wq_metrics
+from agones.workqueue.workerqueue import UnhealthyError
+
+GS = {"metadata": {"namespace": "default", "name": "gs-1"}}
+
+
+class Conflict(Exception):
+    status_code = 409
+
+
+def make(handler, clock: FakeClock, **kw):  # type: ignore[no-untyped-def]
+    return WorkerQueue(
+        handler,
+        None,
+        "gameserver",
+        "test",
+        ItemExponentialFailureRateLimiter(1, 60),
+        clock=clock,
+        **kw,
+    )
+
+
+async def test_enqueue_is_rate_limited_and_keys_objects() -> None:
+    clock = FakeClock()
+    wq = make(lambda key: asyncio.sleep(0), clock)
+    wq.enqueue(GS)
+    assert len(wq.queue) == 0 and wq.queue.waiting() == 1
+    clock.step(1)
+    assert len(wq.queue) == 1
+    wq.enqueue_immediately(DeletedFinalStateUnknown("default/gone", GS))
+    wq.enqueue_after("cluster-scoped", 5)
+    assert len(wq.queue) == 2
+    assert await wq.queue.get() == ("default/gs-1", False)
+    assert await wq.queue.get() == ("default/gone", False)
+    wq.enqueue({"metadata": {}})  # no name: logged, not queued
+    assert wq.queue.waiting() == 1
+
+
+async def test_success_forgets_error_backs_off_and_never_kills_workers() -> None:
+    clock = FakeClock()
+    calls: list[str] = []
+    outcomes = [RuntimeError("boom"), Conflict("conflict"), None]
+    processed = asyncio.Event()
+
+    async def handler(key: str) -> None:
+        calls.append(key)
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+        processed.set()
+
+    wq = make(handler, clock)
+    runner = asyncio.create_task(wq.run(2))
+    wq.enqueue_immediately("default/a")
+    await clock.wait_for_timers(1)  # failed once: re-added after 1 s
+    assert wq.queue.num_requeues("default/a") == 1
+    wq.healthy()
+    await clock.advance(1)
+    await clock.wait_for_timers(1)  # failed twice (conflict): 2 s
+    assert wq.queue.num_requeues("default/a") == 2
+    await clock.advance(2)
+    await asyncio.wait_for(processed.wait(), 1)
+    await asyncio.sleep(0)
+    assert calls == ["default/a"] * 3
+    assert wq.queue.num_requeues("default/a") == 0, "success forgets the key"
+    assert wq.run_count() == 2
+    runner.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await runner
+    assert wq.queue.shutting_down()
+    with pytest.raises(UnhealthyError):
+        wq.healthy()
+
+
+async def test_key_never_processed_concurrently_by_many_workers() -> None:
+    clock = FakeClock()
+    active: set[str] = set()
+    overlaps = 0
+    count = 0
+    release = asyncio.Event()
+
+    async def handler(key: str) -> None:
+        nonlocal overlaps, count
+        if key in active:
+            overlaps += 1
+        active.add(key)
+        await release.wait()
+        active.discard(key)
+        count += 1
+
+    wq = make(handler, clock)
+    runner = asyncio.create_task(wq.run(8))
+    for _ in range(5):
+        wq.enqueue_immediately("k")
+        await asyncio.sleep(0)
+    release.set()
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert overlaps == 0
+    assert count == 2, "first run plus exactly one re-run for the adds made while processing"
+    wq.shut_down()
+    await asyncio.wait_for(runner, 1)
+
+
+async def test_workqueue_metrics_use_agones_names() -> None:
+    registry = CollectorRegistry()
+    previous = wq_metrics.get_provider()
+    try:
+        kubernetes_client.register(registry)
+        clock = FakeClock()
+        done = asyncio.Event()
+
+        async def handler(key: str) -> None:
+            clock.step(0.25)
+            done.set()
+
+        wq = make(handler, clock)
+        wq.enqueue_immediately("a")
+        clock.step(0.5)
+        runner = asyncio.create_task(wq.run(1))
+        await asyncio.wait_for(done.wait(), 1)
+        wq.shut_down()
+        await asyncio.wait_for(runner, 1)
+
+        def value(name: str) -> float | None:
+            return registry.get_sample_value(name, {"queue_name": "test"})
+
+        assert value("agones_k8s_client_workqueue_items_total") == 1
+        assert value("agones_k8s_client_workqueue_depth") == 0
+        assert value("agones_k8s_client_workqueue_latency_seconds_sum") == 0.5
+        assert value("agones_k8s_client_workqueue_work_duration_seconds_sum") == 0.25
+        assert value("agones_k8s_client_workqueue_retries_total") == 0
+        assert value("agones_k8s_client_workqueue_unfinished_work_seconds") == 0
+    finally:
+        wq_metrics.set_provider(previous)
