@@ -8,7 +8,7 @@ handler afterwards.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -87,10 +87,29 @@ class RawDecoder(StructDecoder[dict[str, Any]]):
 class RawClient(Protocol):
     """What ListWatch needs of a client (RESTClient, or an in-memory fake)."""
 
-    async def list_raw(self, res: Resource, namespace: str | None = None, **kw: Any) -> bytes: ...
+    async def list_raw(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> bytes: ...
 
     def watch(
-        self, res: Resource, namespace: str | None = None, **kw: Any
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_watch_bookmarks: bool = True,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
     ) -> AsyncIterator[bytes]: ...
 
 
@@ -116,10 +135,8 @@ class ListWatch:
         self.client = client
         self.resource = resource
         self.namespace = namespace
-        self.selectors: Mapping[str, str | None] = {
-            "label_selector": label_selector,
-            "field_selector": field_selector,
-        }
+        self.label_selector = label_selector
+        self.field_selector = field_selector
         self.decoder: Decoder = decoder or RawDecoder()
 
     async def list(
@@ -131,7 +148,8 @@ class ListWatch:
             resource_version=None if continue_ else resource_version,
             limit=limit,
             continue_=continue_,
-            **self.selectors,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
         )
         return self.decoder.decode_list(raw)
 
@@ -142,7 +160,8 @@ class ListWatch:
             resource_version=resource_version,
             timeout_seconds=timeout_seconds,
             allow_watch_bookmarks=True,
-            **self.selectors,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
         )
         async for line in stream:
             yield self.decoder.decode_event(line)

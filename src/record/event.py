@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import structlog
 
 from ..client.errors import NotFoundError
-from ..client.rest import Resource
+from ..client.rest import PatchType, Resource
 from ..clock import Clock, RealClock
 from ..flowcontrol import Limiter
 from ..informers.meta import (
@@ -59,7 +59,18 @@ class EventClient(Protocol):
         self, res: Resource, body: Any, namespace: str | None = None
     ) -> dict[str, Any]: ...
 
-    async def patch(self, res: Resource, name: str, patch: Any, **kw: Any) -> dict[str, Any]: ...
+    async def patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> dict[str, Any]: ...
 
 
 @dataclass

@@ -275,8 +275,11 @@ def _quantities(raw: Any) -> dict[str, Quantity]:
 
 
 def validate_schema(gs: GameServer) -> list[FieldError]:
-    """The CRD schema's errors for a GameServer (after defaulting)."""
-    errs = schema.validate_schema(gs, Path())
+    """The CRD schema's errors for a GameServer's spec (after defaulting).
+
+    Status is not checked: on create the webhook has just written it from the spec.
+    """
+    errs = schema.validate_schema(gs.spec, Path("spec")) if gs.spec is not UNSET else []
     if gs.spec is not UNSET and isinstance(gs.spec.template, dict):
         errs += validate_pod_template_schema(gs.spec.template, Path("spec", "template"))
     return errs

@@ -1,0 +1,1 @@
+"""The `autoscaling.agones.dev` API group (Go `pkg/apis/autoscaling`)."""

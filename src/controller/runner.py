@@ -1,0 +1,244 @@
+"""The controller main flow (Agones `cmd/controller/main.go`) as a reusable runner.
+
+`ControllerRunner(settings, client, build).run()`:
+1. registers the client/work-queue metrics and serves `/live`, `/ready`, `/metrics`;
+2. calls `build(context)` once: it constructs the controllers (registering informer handlers on
+   `context.informer_factory`, liveness checks on `context.health`) and returns their runnables;
+3. when leading (at once without leader election; otherwise after acquiring the Lease
+   `settings.lease_name` in `settings.pod_namespace` under a random identity) it starts the
+   informers and the event writer, waits for the caches to sync, then runs every runnable with
+   `settings.num_workers` workers;
+4. on SIGTERM/SIGINT (or `stop()`): `/ready` fails, runnables stop taking work and drain in-flight
+   syncs (bounded by `settings.shutdown_timeout`), the Lease is released, and `run()` returns 0;
+5. if leadership is lost, work is cancelled at once (no fencing: it must stop before the lease can
+   lapse) and `run()` returns 1, so the process exits non-zero as Agones' does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+from aiohttp import web
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from ..client.rest import RESTClient
+from ..clock import Clock, RealClock
+from ..informers import SharedInformerFactory
+from ..leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaseLock, new_leader_elector
+from ..metrics import kubernetes_client
+from ..record import EventBroadcaster
+from .health import HealthHandler
+from .settings import ControllerSettings
+
+EXIT_LEADERSHIP_LOST = 1
+
+
+class Runnable(Protocol):
+    """What the runner runs: a WorkerQueue satisfies it, as does any controller wrapping some."""
+
+    async def run(self, workers: int) -> None: ...
+
+    async def shut_down_with_drain(self) -> None: ...
+
+
+@dataclass
+class Context:
+    """What `build` gets to construct controllers with."""
+
+    settings: ControllerSettings
+    client: RESTClient
+    informer_factory: SharedInformerFactory
+    event_broadcaster: EventBroadcaster
+    health: HealthHandler
+    clock: Clock
+    logger: Any = field(default_factory=structlog.get_logger)
+
+
+Build = Callable[[Context], Sequence[Runnable]]
+
+
+class ControllerRunner:
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        client: RESTClient,
+        build: Build,
+        *,
+        clock: Clock | None = None,
+        identity: str | None = None,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.build = build
+        self.clock = clock or RealClock()
+        self.identity = identity or str(uuid.uuid4())
+        self.registry = registry or REGISTRY
+        self.log = structlog.get_logger().bind(identity=self.identity)
+        self.health = HealthHandler()
+        self.context = Context(
+            settings,
+            client,
+            SharedInformerFactory(client, settings.resync_period, clock=clock),
+            EventBroadcaster(client, clock=clock),
+            self.health,
+            self.clock,
+            self.log,
+        )
+        self.port: int | None = None
+        self.leading = False
+        self.synced = False
+        self._stop = asyncio.Event()
+        self._site: web.TCPSite | None = None
+        self._runner: web.AppRunner | None = None
+
+    def stop(self) -> None:
+        """Begin a graceful shutdown (what SIGTERM does)."""
+        self._stop.set()
+
+    # -- HTTP --------------------------------------------------------------------------------------
+
+    def _ready_check(self) -> None:
+        if self._stop.is_set():
+            raise RuntimeError("shutting down")
+        if self.leading and not self.synced:
+            raise RuntimeError("caches not synced")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=generate_latest(self.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    async def _start_http(self) -> None:
+        app = web.Application()
+        self.health.add_routes(app)
+        if self.settings.prometheus_exporter:
+            app.router.add_get("/metrics", self._metrics)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        self._site = web.TCPSite(self._runner, "0.0.0.0", self.settings.http_port)
+        await self._site.start()
+        server = self._site._server
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else self.settings.http_port
+        self.log.info("serving health and metrics", port=self.port)
+
+    # -- the flow ---------------------------------------------------------------------------------
+
+    async def _lead(self, runnables: Sequence[Runnable]) -> None:
+        """Start informers, wait for sync, run workers until stop; then drain."""
+        self.leading = True
+        factory = self.context.informer_factory
+        events = asyncio.create_task(self.context.event_broadcaster.run())
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            factory.start()
+            synced = await factory.wait_for_cache_sync(self.settings.cache_sync_timeout)
+            if not all(synced.values()):
+                raise RuntimeError(f"caches did not sync: {synced}")
+            self.synced = True
+            self.log.info("caches synced; starting workers", workers=self.settings.num_workers)
+            tasks = [asyncio.create_task(r.run(self.settings.num_workers)) for r in runnables]
+            stop = asyncio.create_task(self._stop.wait())
+            await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            self.log.info("draining in-flight work")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.gather(*(r.shut_down_with_drain() for r in runnables)),
+                    self.settings.shutdown_timeout,
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.context.event_broadcaster.flush(), 5)
+        finally:
+            for task in [*tasks, events]:
+                task.cancel()
+            await asyncio.gather(*tasks, events, return_exceptions=True)
+            await factory.shutdown()
+            self.leading = False
+
+    def _install_signals(self) -> list[signal.Signals]:
+        loop = asyncio.get_running_loop()
+        installed: list[signal.Signals] = []
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, self.stop)
+                installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+        return installed
+
+    async def run(self) -> int:
+        """Run until stopped (returns 0) or until leadership is lost (returns 1)."""
+        kubernetes_client.register(self.registry)
+        self.health.add_readiness_check("controller", self._ready_check)
+        installed = self._install_signals()
+        await self._start_http()
+        try:
+            runnables = list(self.build(self.context))
+            for i, r in enumerate(runnables):
+                healthy = getattr(r, "healthy", None)
+                if callable(healthy):
+                    self.health.add_liveness_check(f"workerqueue-{i}", healthy)
+            if not self.settings.leader_election:
+                await self._lead(runnables)
+                return 0
+            return await self._run_elected(runnables)
+        finally:
+            loop = asyncio.get_running_loop()
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+    async def _run_elected(self, runnables: Sequence[Runnable]) -> int:
+        lead_done = asyncio.Event()
+
+        async def on_started_leading() -> None:
+            try:
+                await self._lead(runnables)
+            finally:
+                lead_done.set()
+
+        elector = new_leader_elector(
+            LeaderElectionConfig(
+                lock=LeaseLock(
+                    self.client,
+                    self.settings.pod_namespace,
+                    self.settings.lease_name,
+                    self.identity,
+                ),
+                callbacks=LeaderCallbacks(
+                    on_started_leading,
+                    lambda: None,
+                    lambda leader: self.log.info("new leader", leader=leader),
+                ),
+                lease_duration=self.settings.lease_duration,
+                renew_deadline=self.settings.renew_deadline,
+                retry_period=self.settings.retry_period,
+                release_on_cancel=True,
+                clock=self.clock,
+            )
+        )
+        election = asyncio.create_task(elector.run())
+        stop = asyncio.create_task(self._stop.wait())
+        await asyncio.wait([election, stop], return_when=asyncio.FIRST_COMPLETED)
+        if election.done():
+            stop.cancel()
+            self.log.error("leadership lost; exiting")
+            return EXIT_LEADERSHIP_LOST
+        # Graceful: let the leader drain first, then release the Lease by cancelling the elector.
+        if self.leading:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lead_done.wait(), self.settings.shutdown_timeout + 10)
+        election.cancel()
+        await asyncio.gather(election, return_exceptions=True)
+        return 0
