@@ -76,9 +76,15 @@ class FakeAPI:
     def writes_for(self, plural: str) -> int:
         return sum(n for (verb, p), n in self.writes.items() if p == plural)
 
-    async def mutate(self, plural: str, name: str, fn: Callable[[dict[str, Any]], None]) -> None:
+    async def mutate(
+        self,
+        plural: str,
+        name: str,
+        fn: Callable[[dict[str, Any]], None],
+        namespace: str = "default",
+    ) -> None:
         """Change a stored object as another actor would (kubelet, scheduler, sdk-server)."""
-        obj = copy.deepcopy(self.objects[(plural, "default", name)])
+        obj = copy.deepcopy(self.objects[(plural, namespace, name)])
         fn(obj)
         self._store(plural, obj, "MODIFIED")
         await self._notify()
@@ -106,6 +112,10 @@ class FakeAPI:
             self.objects[key] = obj
         self.log[plural].append((self.rv, event, copy.deepcopy(obj)))
         return copy.deepcopy(obj)
+
+    def poke(self, *_: Any) -> None:
+        """Wake `wait_for` callers (e.g. from an informer handler, after the cache moved)."""
+        asyncio.get_running_loop().create_task(self._notify())
 
     async def _notify(self) -> None:
         async with self.changed:

@@ -15,7 +15,7 @@ from agones.apis.agones.v1.gameserver import GameServer
 from agones.apis.agones.v1.gameserver_validation import apply_defaults
 from agones.controllers.gameservers import Controller, PerNodeCounter, SidecarConfig
 from agones.featuregates import FeatureGates
-from agones.informers import SharedInformerFactory
+from agones.informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from agones.portallocator import PortAllocator, PortRange
 from agones.record import EventBroadcaster
 
@@ -140,10 +140,18 @@ async def running(
     allocator = PortAllocator({"default": PortRange(*port_range)}, gates, random.Random(1))
     controller = Controller(api, factory, events, allocator, SidecarConfig(), gates)
     counter = PerNodeCounter(factory)
+    # Re-check waits once the caches (and every handler registered before) saw a change.
+    poke = ResourceEventHandlerFuncs(api.poke, api.poke, api.poke)
+    for informer in factory.informers():
+        informer.add_event_handler(poke)
     factory.start()
     synced = await factory.wait_for_cache_sync(5)
     assert all(synced.values()), synced
     tasks = [asyncio.create_task(controller.run(workers)), asyncio.create_task(events.run())]
+    for _ in range(1000):  # let the controller rebuild its ports and start its workers
+        await asyncio.sleep(0)
+        if controller.workerqueue.run_count() == workers:
+            break
     try:
         yield Harness(api, controller, allocator, counter, factory, events)
     finally:
