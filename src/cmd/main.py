@@ -12,7 +12,11 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS: tuple[str, ...] = ("agones.cmd.version",)
+SUBCOMMANDS: tuple[str, ...] = (
+    "agones.cmd.version",
+    "agones.cmd.controller",
+    "agones.cmd.extensions",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
