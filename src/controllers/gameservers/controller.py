@@ -168,6 +168,10 @@ class Controller:
             self.workerqueue.enqueue(gs)
 
     def _on_game_server_update(self, old: GameServer, new: GameServer) -> None:
+        key = f"{new.meta.get_namespace()}/{new.meta.get_name()}"
+        written = self._written.get(key)
+        if written is not None and written[1].meta.resource_version == new.meta.resource_version:
+            del self._written[key]  # the cache caught up with our last write
         if old.state() != new.state() or new.meta.is_being_deleted():
             self.enqueue_game_server_based_on_state(new)
 

@@ -10,6 +10,7 @@ write by (verb, plural). `faults[(verb, plural)]` raises queued errors for the n
 from __future__ import annotations
 
 import asyncio
+import bisect
 import copy
 import itertools
 import json
@@ -45,6 +46,7 @@ class FakeAPI:
         self.rv = 1000
         self.log: dict[str, list[tuple[int, str, dict[str, Any]]]] = defaultdict(list)
         self.writes: Counter[tuple[str, str]] = Counter()
+        self.conflicts = 0
         self.faults: dict[tuple[str, str], deque[ApiError]] = defaultdict(deque)
         self.changed = asyncio.Condition()
         self._uids = itertools.count(1)
@@ -153,18 +155,19 @@ class FakeAPI:
     ) -> AsyncIterator[bytes]:
         selector = parse(kw.get("label_selector") or "")
         sent = int(kw.get("resource_version") or 0)
+        log = self.log[res.plural]
+        pos = bisect.bisect_right([rv for rv, _, _ in log], sent)
         while True:
-            for rv, event, obj in list(self.log[res.plural]):
-                if rv <= sent:
-                    continue
-                sent = rv
+            while pos < len(log):
+                _, event, obj = log[pos]
+                pos += 1
                 if namespace and obj["metadata"].get("namespace") != namespace:
                     continue
                 if not selector.matches(obj["metadata"].get("labels") or {}):
                     continue
                 yield json.dumps({"type": event, "object": obj}).encode()
             async with self.changed:
-                if self.log[res.plural] and self.log[res.plural][-1][0] > sent:
+                if pos < len(log):
                     continue
                 await self.changed.wait()
 
@@ -205,6 +208,7 @@ class FakeAPI:
             raise api_error(404, "NotFound", f'{res.plural} "{meta["name"]}" not found')
         rv = meta.get("resourceVersion")
         if rv and rv != current["metadata"]["resourceVersion"]:
+            self.conflicts += 1
             raise api_error(409, "Conflict", "the object has been modified")
         for key in ("uid", "creationTimestamp", "deletionTimestamp"):
             if key in current["metadata"]:
