@@ -75,9 +75,7 @@ async def sdk(api: FakeAPI) -> None:
 
 
 def count_state(api: FakeAPI, state: str) -> int:
-    return sum(
-        1 for gs in api.objects.values() if gs.get("status", {}).get("state") == state
-    )
+    return sum(1 for gs in api.objects.values() if gs.get("status", {}).get("state") == state)
 
 
 async def run(n: int, nodes: int, workers: int) -> dict[str, Any]:
