@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
+from msgspec import UNSET
 
 from ...apis.agones.v1.gameserver import (
     GAME_SERVER_CONTAINER_ANNOTATION,
@@ -83,6 +84,12 @@ def is_unhealthy(pod: Any, gates: FeatureGates) -> bool:
     )
 
 
+def _game_container(gs: GameServer) -> str:
+    # Read without `gs_spec`, which would attach an empty spec to a shared cached object.
+    container = gs.spec.container if gs.spec is not UNSET else UNSET
+    return container if isinstance(container, str) else ""
+
+
 class OutOfSync(Exception):
     """The pod and GameServer caches disagree on the ready container; retry."""
 
@@ -100,9 +107,7 @@ def skip_unhealthy_game_container(gs: GameServer, pod: Any, gates: FeatureGates)
         raise OutOfSync(f"pod and gameserver {gs.meta.get_name()} data are out of sync, retrying")
     if gs.is_before_ready():
         return failed_container(pod, gates)
-    cs = _container_status(
-        pod, gs.gs_spec.container if isinstance(gs.gs_spec.container, str) else ""
-    )
+    cs = _container_status(pod, _game_container(gs))
     if cs is not None:
         if (cs.get("state") or {}).get("terminated"):
             return False

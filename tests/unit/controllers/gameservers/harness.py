@@ -13,6 +13,7 @@ import msgspec
 
 from agones.apis.agones.v1.gameserver import GameServer
 from agones.apis.agones.v1.gameserver_validation import apply_defaults
+from agones.clock import Clock
 from agones.controllers.gameservers import Controller, PerNodeCounter, SidecarConfig
 from agones.featuregates import FeatureGates
 from agones.informers import ResourceEventHandlerFuncs, SharedInformerFactory
@@ -129,6 +130,7 @@ async def running(
     nodes: tuple[tuple[str, str], ...] = (("node-1", "127.0.0.2"),),
     api: FakeAPI | None = None,
     workers: int = 4,
+    clock: Clock | None = None,
 ) -> AsyncIterator[Harness]:
     gates = gates or FeatureGates()
     api = api or FakeAPI()
@@ -138,7 +140,7 @@ async def running(
     factory = SharedInformerFactory(api, 0)
     events = EventBroadcaster(api)
     allocator = PortAllocator({"default": PortRange(*port_range)}, gates, random.Random(1))
-    controller = Controller(api, factory, events, allocator, SidecarConfig(), gates)
+    controller = Controller(api, factory, events, allocator, SidecarConfig(), gates, clock=clock)
     counter = PerNodeCounter(factory)
     # Re-check waits once the caches (and every handler registered before) saw a change.
     poke = ResourceEventHandlerFuncs(api.poke, api.poke, api.poke)

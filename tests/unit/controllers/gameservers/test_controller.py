@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agones.clock import FakeClock
 from agones.featuregates import FeatureGates
 
 from .fakeapi import api_error
@@ -242,3 +243,17 @@ async def test_kubectl_delete_removes_pod_then_finalizer() -> None:
         await h.wait_gone("gameservers", "gs1")
         assert h.pod("gs1") is None
         assert h.allocator.allocators[0].taken_count() == 0
+
+
+async def test_errored_at_uses_the_injected_clock() -> None:
+    """With a fake clock nothing moves until time does; the Error annotation carries that time."""
+    clock = FakeClock(start=1_767_225_600.0)  # 2026-01-01T00:00:00Z
+    async with running(clock=clock) as h:
+        h.api.faults[("create", "pods")].append(api_error(403, "Forbidden", "quota exceeded"))
+        await h.create(game_server("gs1"))
+        await clock.wait_for_timers(1)  # the informer's add was queued, rate-limited
+        gs = h.gs("gs1")
+        assert gs is not None and gs["status"]["state"] == "PortAllocation"  # queued, time frozen
+        clock.step(90)  # the first (rate-limited) retry fires at 20 ms
+        errored = await h.wait_state("gs1", "Error")
+        assert errored["metadata"]["annotations"]["agones.dev/errored-at"] == "2026-01-01T00:01:30Z"
