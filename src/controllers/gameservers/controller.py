@@ -41,6 +41,7 @@ from ...apis.agones.v1.gameserver import (
 )
 from ...client.errors import (
     AlreadyExistsError,
+    ApiError,
     ForbiddenError,
     InvalidError,
     NotFoundError,
@@ -337,14 +338,17 @@ class Controller:
         return await self._update(gs_copy)
 
     async def sync_game_server_port_allocation_state(self, gs: GameServer) -> GameServer:
-        """Fill host ports, move to Creating; give the ports back if that write fails."""
+        """Fill host ports, move to Creating; give the ports back if the API refuses that write."""
         if gs.state() != GameServerState.PORT_ALLOCATION or gs.meta.is_being_deleted():
             return gs
         gs_copy = self.port_allocator.allocate(deep_copy(gs))
         gs_copy.gs_status.state = GameServerState.CREATING
         try:
             stored = await self._update(gs_copy)
-        except Exception:
+        except ApiError:
+            # The API refused the write: the ports go back to the pool. On a timeout or a broken
+            # connection the write may have happened, so the ports stay taken (a leak, undone by
+            # the next rebuild, rather than a port handed out twice).
             self.port_allocator.deallocate(gs_copy)
             raise
         self._event(gs, GameServerState.PORT_ALLOCATION, "Port allocated")

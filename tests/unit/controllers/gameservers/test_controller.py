@@ -257,3 +257,14 @@ async def test_errored_at_uses_the_injected_clock() -> None:
         clock.step(90)  # the first (rate-limited) retry fires at 20 ms
         errored = await h.wait_state("gs1", "Error")
         assert errored["metadata"]["annotations"]["agones.dev/errored-at"] == "2026-01-01T00:01:30Z"
+
+
+async def test_port_kept_when_the_allocation_write_may_have_happened() -> None:
+    async with running(port_range=(7000, 7001)) as h:
+        h.api.faults[("update", "gameservers")].append(TimeoutError())  # type: ignore[arg-type]
+        await h.create(game_server("gs1"))
+        gs = await h.wait_state("gs1", "Starting")
+        # The first allocation's port is not reused: two ports are taken, one is the GameServer's.
+        ra = h.allocator.allocators[0]
+        assert ra.taken_count() == 2
+        assert gs["spec"]["ports"][0]["hostPort"] in ra.port_allocations[0]
