@@ -25,6 +25,33 @@ NO_FLEET = "none"
 _STATE_BUCKETS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 
 
+_FAMILIES: dict[int, tuple[Gauge, Counter, Histogram]] = {}
+
+
+def _families(registry: CollectorRegistry) -> tuple[Gauge, Counter, Histogram]:
+    """The metric families, created once per registry (a process may build controllers twice)."""
+    families = _FAMILIES.get(id(registry))
+    if families is None:
+        names = ["type", "fleet_name", "namespace"]
+        families = (
+            Gauge(
+                "agones_gameservers_count", "The number of gameservers", names, registry=registry
+            ),
+            Counter(
+                "agones_gameservers_total", "The total of gameservers", names, registry=registry
+            ),
+            Histogram(
+                "agones_gameserver_state_duration",
+                "The time gameserver exists in the current state in seconds",
+                names,
+                buckets=_STATE_BUCKETS,
+                registry=registry,
+            ),
+        )
+        _FAMILIES[id(registry)] = families
+    return families
+
+
 def _labels(gs: GameServer) -> tuple[str, str, str]:
     fleet = gs.meta.get_labels().get(FLEET_LABEL) or NO_FLEET
     return str(gs.state() or ""), fleet, gs.meta.get_namespace()
@@ -37,25 +64,8 @@ class GameServerMetrics:
         registry: CollectorRegistry | None = None,
         clock: Clock | None = None,
     ) -> None:
-        registry = registry or REGISTRY
         self.clock = clock or RealClock()
-        names = ["type", "fleet_name", "namespace"]
-        self.count = Gauge(
-            "agones_gameservers_count", "The number of gameservers", names, registry=registry
-        )
-        self.total = Counter(
-            "agones_gameservers_total",
-            "The total of gameservers",
-            names,
-            registry=registry,
-        )
-        self.state_duration = Histogram(
-            "agones_gameserver_state_duration",
-            "The time gameserver exists in the current state in seconds",
-            names,
-            buckets=_STATE_BUCKETS,
-            registry=registry,
-        )
+        self.count, self.total, self.state_duration = _families(registry or REGISTRY)
         self._since: dict[str, float] = {}
         informers.game_servers(factory).informer().add_event_handler(
             ResourceEventHandlerFuncs(

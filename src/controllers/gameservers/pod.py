@@ -214,8 +214,11 @@ def _pod_object_meta(gs: GameServer, template_meta: Any) -> dict[str, Any]:
 
 def _add_ports(gs: GameServer, spec: dict[str, Any], meta: dict[str, Any]) -> None:
     passthrough: dict[str, list[int]] = {}
+    default = gs.spec.container if gs.spec is not UNSET else UNSET
     for port in gs.ports():
-        name = port.container if isinstance(port.container, str) else ""
+        # The webhook always fills `container`; an object that skipped it uses the game container.
+        name = port.container if isinstance(port.container, str) else default
+        name = name if isinstance(name, str) else ""
         container = _find(spec, name)
         if container is None:
             raise PodError(f"failed to find container named {name} in pod spec")

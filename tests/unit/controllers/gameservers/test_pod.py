@@ -298,3 +298,9 @@ def test_template_is_not_mutated() -> None:
     before = msgspec.json.encode(gs)
     game_server_pod(gs, CONFIG, GATES)
     assert msgspec.json.encode(gs) == before
+
+
+def test_port_without_container_goes_to_the_game_container() -> None:
+    gs = make()
+    gs.ports()[0].container = msgspec.UNSET  # as if the mutating webhook never ran
+    assert game(game_server_pod(gs, CONFIG, GATES))["ports"][0]["hostPort"] == 7001
