@@ -415,3 +415,38 @@ def test_oracle_examples_mutate_to_what_agones_stored(data: dict[str, Any]) -> N
     assert strip_go_artefacts(mutated) == strip_go_artefacts(expected)
     answer = review("/validate", admission(mutated, name="generated-name"), GATES)
     assert answer["response"]["allowed"] is True, answer
+
+
+def test_webhook_configurations_route_what_the_handlers_serve() -> None:
+    from agones.extensions import webhook_configurations
+
+    mutating, validating = webhook_configurations(b"PEM")
+    assert mutating["webhooks"][0]["rules"] == [
+        {
+            "apiGroups": ["agones.dev"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["gameservers", "fleets"],
+            "scope": "Namespaced",
+        },
+        {
+            "apiGroups": ["autoscaling.agones.dev"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["fleetautoscalers"],
+            "scope": "Namespaced",
+        },
+    ]
+    rules = validating["webhooks"][0]["rules"]
+    assert {(r["apiGroups"][0], tuple(r["operations"]), tuple(r["resources"])) for r in rules} == {
+        ("agones.dev", ("CREATE",), ("gameservers",)),
+        ("agones.dev", ("CREATE", "UPDATE"), ("fleets", "gameserversets")),
+        ("autoscaling.agones.dev", ("CREATE", "UPDATE"), ("fleetautoscalers",)),
+    }
+    service = validating["webhooks"][0]["clientConfig"]["service"]
+    assert service == {
+        "name": "agones-controller-service",
+        "namespace": "agones-system",
+        "path": "/validate",
+    }
+    assert validating["webhooks"][0]["name"] == "validations.agones.dev"
