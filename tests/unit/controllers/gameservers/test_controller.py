@@ -268,3 +268,24 @@ async def test_port_kept_when_the_allocation_write_may_have_happened() -> None:
         ra = h.allocator.allocators[0]
         assert ra.taken_count() == 2
         assert gs["spec"]["ports"][0]["hostPort"] in ra.port_allocations[0]
+
+
+async def test_pod_already_exists_is_reused() -> None:
+    async with running() as h:
+        h.api.faults[("create", "pods")].append(api_error(409, "AlreadyExists", "exists"))
+        await h.create(game_server("gs1"))
+        await h.wait_state("gs1", "Starting")
+        await h.api.wait_for(
+            lambda: ("Creating", "Pod already exists, reused") in h.event_reasons("gs1")
+        )
+
+
+async def test_transient_pod_create_error_retries_with_a_warning() -> None:
+    async with running() as h:
+        h.api.faults[("create", "pods")].append(api_error(500, "InternalError", "etcd hiccup"))
+        await h.create(game_server("gs1"))
+        await h.wait_state("gs1", "Starting")
+        assert h.pod("gs1") is not None
+        await h.events.flush()
+        assert ("Creating", "error creating Pod for GameServer gs1") in h.event_reasons("gs1")
+        assert h.api.writes[("create", "pods")] == 2
