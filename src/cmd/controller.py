@@ -1,66 +1,126 @@
-"""`agones controller`: the controller binary (Agones `cmd/controller`), on the framework's runner.
+"""`agones controller`: the GameServer controller process (Agones `cmd/controller`).
 
-Flags mirror Agones' and each falls back to its environment variable (`NUM_WORKERS`,
-`API_SERVER_QPS`, `API_SERVER_QPS_BURST`, `LEADER_ELECTION`, `POD_NAMESPACE`, `HTTP_PORT`,
-`KUBECONFIG`, `LOG_LEVEL`, `PROMETHEUS_EXPORTER`). Controllers come from the modules listed in
-`CONTROLLERS`, each exposing `build(context) -> list[Runnable]`; add a module there (one line) to
-run it. Exit codes: 0 after SIGTERM, 1 when leadership is lost, 2 on bad settings.
+Flags and environment variables (Agones' names; env = upper-case flag, `-` → `_`) map onto
+`ControllerConfig` here and nowhere else. `build(context, config)` constructs the controllers on a
+runner context and is reusable (e.g. by `agones local up`); `run` wires the REST client (kubeconfig
+or in-cluster), the shared informer factory, the port allocator, the GameServer controller family,
+the per-node counter and metrics, leader election when enabled, `/live` `/ready` `/metrics`, and a
+SIGTERM drain — all through `agones.controller.ControllerRunner`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import os
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
-from ..controller.settings import ControllerSettings
-
-if TYPE_CHECKING:
-    from ..controller.runner import Context, Runnable
-
-CONTROLLERS: tuple[str, ...] = ()
-
-_TRUE = ("1", "true", "yes", "on")
-
-
-def _env(name: str, default: Any) -> Any:
-    return os.environ.get(name, default)
+from ..apis.agones.v1.gameserver import DEFAULT_PORT_RANGE
+from ..apis.meta.quantity import Quantity, QuantityError
+from ..client.config import ConfigError, load_config
+from ..client.rest import RESTClient
+from ..controller import Context, ControllerRunner, ControllerSettings, Runnable
+from ..controllers.gameservers import Controller, GameServerMetrics, PerNodeCounter, SidecarConfig
+from ..featuregates import FeatureGates
+from ..logging import configure_logging
+from ..portallocator import PortAllocator, PortRange, parse_port_ranges, validate_port_ranges
+from . import flags
 
 
-def register(subparsers: Any) -> None:
-    d = ControllerSettings()
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "controller", help="run the controllers (GameServer, GameServerSet, Fleet, ...)"
+@dataclass
+class ControllerConfig:
+    """Everything `agones controller` is configured with."""
+
+    settings: ControllerSettings = field(default_factory=ControllerSettings)
+    """Process settings shared by every controller binary (workers, QPS, leases, HTTP port)."""
+    port_ranges: dict[str, PortRange] = field(default_factory=dict)
+    """`default` (from --min-port/--max-port) plus --additional-port-ranges."""
+    sidecar: SidecarConfig = field(default_factory=SidecarConfig)
+    """How GameServer pods get their SDK server."""
+    gates: FeatureGates = field(default_factory=FeatureGates)
+    """Feature gates (--feature-gates / FEATURE_GATES)."""
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    s, car = ControllerSettings(), SidecarConfig()
+    add = flags.add
+    add(parser, "--min-port", int, 0, "Required. The minimum port a GameServer can be allocated")
+    add(parser, "--max-port", int, 0, "Required. The maximum port a GameServer can be allocated")
+    add(parser, "--additional-port-ranges", str, "", 'named port ranges: {"game": [5000, 6000]}')
+    add(parser, "--sidecar-image", str, car.image, "the SDK server image")
+    add(parser, "--sidecar-cpu-request", str, car.cpu_request, "sidecar CPU request (0 = none)")
+    add(parser, "--sidecar-cpu-limit", str, car.cpu_limit, "sidecar CPU limit (0 = none)")
+    add(parser, "--sidecar-memory-request", str, car.memory_request, "sidecar memory request")
+    add(parser, "--sidecar-memory-limit", str, car.memory_limit, "sidecar memory limit")
+    add(
+        parser,
+        "--sidecar-run-as-user",
+        int,
+        car.run_as_user,
+        "sidecar UID",
+        "--sidercar-run-as-user",  # Agones' spelling of the flag
     )
-    p.add_argument("--http-port", type=int, default=int(_env("HTTP_PORT", d.http_port)))
-    p.add_argument("--num-workers", type=int, default=int(_env("NUM_WORKERS", d.num_workers)))
-    p.add_argument(
-        "--api-server-qps", type=float, default=float(_env("API_SERVER_QPS", d.api_server_qps))
+    add(parser, "--sidecar-run-as-nonroot", flags.go_bool, car.run_as_non_root, "runAsNonRoot")
+    add(
+        parser,
+        "--sidecar-allow-privilege-escalation",
+        flags.go_bool,
+        car.allow_privilege_escalation,
+        "allowPrivilegeEscalation of the sidecar",
+        "--sidercar-allow-privilege-escalation",
     )
-    p.add_argument(
-        "--api-server-qps-burst",
-        type=int,
-        default=int(_env("API_SERVER_QPS_BURST", d.api_server_qps_burst)),
+    add(
+        parser,
+        "--sidecar-requests-rate-limit",
+        flags.go_duration,
+        car.requests_rate_limit,
+        "how long the sidecar coalesces SDK writes",
     )
-    p.add_argument(
-        "--leader-election",
-        action=argparse.BooleanOptionalAction,
-        default=str(_env("LEADER_ELECTION", d.leader_election)).lower() in _TRUE,
-    )
-    p.add_argument("--pod-namespace", default=_env("POD_NAMESPACE", d.pod_namespace))
-    p.add_argument("--kubeconfig", default=_env("KUBECONFIG", d.kubeconfig))
-    p.add_argument("--log-level", default=_env("LOG_LEVEL", d.log_level))
-    p.add_argument(
-        "--prometheus-exporter",
-        action=argparse.BooleanOptionalAction,
-        default=str(_env("PROMETHEUS_EXPORTER", d.prometheus_exporter)).lower() in _TRUE,
-    )
-    p.set_defaults(func=run)
+    add(parser, "--always-pull-sidecar", flags.go_bool, car.always_pull, "pull the sidecar always")
+    add(parser, "--sdk-service-account", str, car.sdk_service_account, "GameServer pods' account")
+    add(parser, "--num-workers", int, s.num_workers, "workers per work queue")
+    add(parser, "--api-server-qps", float, s.api_server_qps, "sustained QPS to the API server")
+    add(parser, "--api-server-qps-burst", int, s.api_server_qps_burst, "burst to the API server")
+    add(parser, "--http-port", int, s.http_port, "port of /live, /ready and /metrics")
+    add(parser, "--kubeconfig", str, "", "kubeconfig (out of cluster)")
+    add(parser, "--pod-namespace", str, s.pod_namespace, "namespace of this pod (Lease)")
+    add(parser, "--leader-election", flags.go_bool, s.leader_election, "run only while leading")
+    add(parser, "--log-level", str, "Info", "Agones log level")
+    add(parser, "--prometheus-exporter", flags.go_bool, s.prometheus_exporter, "serve /metrics")
+    add(parser, "--feature-gates", str, "", "feature gates, e.g. PlayerTracking=true")
 
 
-def settings_from_args(args: argparse.Namespace) -> ControllerSettings:
+def _check_resources(request: str, limit: str, name: str) -> list[str]:
+    try:
+        req, lim = Quantity.parse(request), Quantity.parse(limit)
+    except QuantityError as err:
+        return [f"could not parse sidecar {name} quantity: {err}"]
+    zero = Quantity.parse(0)
+    errors = []
+    if lim.cmp(zero) != 0 and req.cmp(lim) > 0:
+        errors.append(f"Request must be less than or equal to {name} limit")
+    if req.is_negative():
+        errors.append(f"Resource {name} request value must be non negative")
+    if lim.is_negative():
+        errors.append(f"Resource {name} limit value must be non negative")
+    return errors
+
+
+def config_from_args(args: argparse.Namespace) -> tuple[ControllerConfig, list[str]]:
+    """The config and every configuration error (Agones' texts), both from parsed flags."""
+    errors: list[str] = []
+    try:
+        gates = FeatureGates.parse(args.feature_gates)
+    except ValueError as err:
+        return ControllerConfig(), [str(err)]
+    try:
+        ranges = parse_port_ranges(args.additional_port_ranges, gates)
+    except ValueError as err:
+        ranges, errors = {}, [str(err)]
+    ranges[DEFAULT_PORT_RANGE] = PortRange(args.min_port, args.max_port)
+    errors += validate_port_ranges(ranges)
+    errors += _check_resources(args.sidecar_cpu_request, args.sidecar_cpu_limit, "cpu")
+    errors += _check_resources(args.sidecar_memory_request, args.sidecar_memory_limit, "memory")
     settings = ControllerSettings(
         http_port=args.http_port,
         num_workers=args.num_workers,
@@ -69,40 +129,90 @@ def settings_from_args(args: argparse.Namespace) -> ControllerSettings:
         leader_election=args.leader_election,
         pod_namespace=args.pod_namespace,
         kubeconfig=args.kubeconfig or None,
-        log_level=args.log_level,
+        log_level=args.log_level.lower(),
         prometheus_exporter=args.prometheus_exporter,
     )
-    if settings.num_workers < 1:
-        raise ValueError("--num-workers must be at least 1")
-    if settings.api_server_qps <= 0 or settings.api_server_qps_burst < 1:
-        raise ValueError("--api-server-qps must be positive and --api-server-qps-burst at least 1")
-    return settings
+    sidecar = SidecarConfig(
+        image=args.sidecar_image,
+        cpu_request=args.sidecar_cpu_request,
+        cpu_limit=args.sidecar_cpu_limit,
+        memory_request=args.sidecar_memory_request,
+        memory_limit=args.sidecar_memory_limit,
+        run_as_user=args.sidecar_run_as_user,
+        run_as_non_root=args.sidecar_run_as_nonroot,
+        allow_privilege_escalation=args.sidecar_allow_privilege_escalation,
+        always_pull=args.always_pull_sidecar,
+        sdk_service_account=args.sdk_service_account,
+        requests_rate_limit=args.sidecar_requests_rate_limit,
+    )
+    return ControllerConfig(settings, ranges, sidecar, gates), errors
 
 
-def build_controllers(ctx: Context) -> list[Runnable]:
-    runnables: list[Runnable] = []
-    for name in CONTROLLERS:
-        runnables.extend(importlib.import_module(name).build(ctx))
-    return runnables
+@dataclass
+class GameServerControllers:
+    """What `build_game_server_controllers` made; other controllers take the per-node counter."""
+
+    controller: Controller
+    port_allocator: PortAllocator
+    per_node_counter: PerNodeCounter
+    metrics: GameServerMetrics | None
+
+
+def build_game_server_controllers(
+    context: Context, config: ControllerConfig
+) -> GameServerControllers:
+    factory = context.informer_factory
+    allocator = PortAllocator(config.port_ranges, config.gates)
+    controller = Controller(
+        context.client,
+        factory,
+        context.event_broadcaster,
+        allocator,
+        config.sidecar,
+        config.gates,
+        clock=context.clock,
+        logger=context.logger,
+    )
+    metrics = (
+        GameServerMetrics(factory, clock=context.clock)
+        if config.settings.prometheus_exporter
+        else None
+    )
+    return GameServerControllers(controller, allocator, PerNodeCounter(factory), metrics)
+
+
+def build(context: Context, config: ControllerConfig) -> list[Runnable]:
+    """Construct the controllers on a runner context; return what to run."""
+    return [build_game_server_controllers(context, config).controller]
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "controller", help="run the GameServer controller (Agones cmd/controller)"
+    )
+    add_flags(parser)
+    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..client.config import ConfigError, load_config
-    from ..client.rest import RESTClient
-    from ..controller.runner import ControllerRunner
-    from ..logging import configure_logging
-
-    try:
-        settings = settings_from_args(args)
-        configure_logging(settings.log_level)
-        config = load_config(settings.kubeconfig)
-    except (ValueError, ConfigError) as err:
-        print(f"error: {err}")
+    config, errors = config_from_args(args)
+    configure_logging(config.settings.log_level)
+    if errors:
+        for error in errors:
+            print(f"error: {error}")
+        print("Could not create controller from environment or flags")
         return 2
-    config.qps, config.burst = settings.api_server_qps, settings.api_server_qps_burst
+    try:
+        client_config = load_config(config.settings.kubeconfig)
+    except ConfigError as err:
+        print(f"error: could not create the client configuration: {err}")
+        return 2
+    client_config.qps = config.settings.api_server_qps
+    client_config.burst = config.settings.api_server_qps_burst
 
     async def main() -> int:
-        async with RESTClient(config) as client:
-            return await ControllerRunner(settings, client, build_controllers).run()
+        async with RESTClient(client_config) as client:
+            runner = ControllerRunner(config.settings, client, lambda ctx: build(ctx, config))
+            return await runner.run()
 
     return asyncio.run(main())

@@ -16,6 +16,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "agones.cmd.version",
     "agones.cmd.validate",
     "agones.cmd.controller",
+    "agones.cmd.extensions",
     "agones.cmd.sdkserver",
 )
 

@@ -1,0 +1,1 @@
+"""Agones' controllers (`pkg/gameservers`, `pkg/gameserversets`, ...), one package per resource."""

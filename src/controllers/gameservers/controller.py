@@ -1,0 +1,545 @@
+"""The GameServer controller (Agones `pkg/gameservers/controller.go`).
+
+`sync_game_server(key)` is a pipeline of idempotent steps, each taking the GameServer and returning
+the one to hand on: deletion timestamp → PortAllocation → Creating → Starting → RequestReady → dev
+GameServer → Shutdown. A step acts only in its own state; when it writes, the object the API returned
+goes to the next step, so one sync can carry a GameServer through several states.
+
+Keys come from three WorkerQueues: PortAllocation/Creating go to the creation queue, Shutdown to the
+deletion queue, everything else to the main queue. GameServer updates are enqueued only when the
+state changes or a deletion timestamp is set; a pod's scheduling (node name, then pod IPs) or
+deletion re-enqueues its GameServer.
+
+API writes are scarce. The informer cache lags our own writes, so the controller remembers the object
+each write returned, together with the resourceVersions it replaced: while the cache still shows one
+of those, the sync starts from the newer object instead (avoiding 409s on stale data); as soon as the
+cache shows anything else, the cache wins. Waiting for the world (a pod not yet scheduled, not yet in
+the cache, a container not yet running) is not an error: the key is re-enqueued after a short,
+growing delay and nothing is logged above debug.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+from msgspec import UNSET
+
+from ...apis.agones.v1.gameserver import (
+    FINALIZER_NAME,
+    GAME_SERVER_ERRORED_AT_ANNOTATION,
+    GAME_SERVER_READY_CONTAINER_ID_ANNOTATION,
+    GameServer,
+    GameServerState,
+    NodeAddress,
+    PortPolicy,
+    Protocol,
+    port_status,
+)
+from ...client.errors import (
+    AlreadyExistsError,
+    ApiError,
+    ForbiddenError,
+    InvalidError,
+    NotFoundError,
+)
+from ...clock import Clock, RealClock
+from ...featuregates import Feature, FeatureGates
+from ...informers import ExplicitKey, SharedInformerFactory, split_meta_namespace_key
+from ...informers.shared_informer import ResourceEventHandlerFuncs
+from ...informers.store import DeletedFinalStateUnknown
+from ...portallocator import PortAllocator
+from ...record import EventBroadcaster, EventType
+from ...workqueue import ItemFastSlowRateLimiter, WorkerQueue
+from . import informers
+from .gameservers import (
+    GAME_SERVERS,
+    PODS,
+    apply_game_server_address_and_port,
+    controller_of,
+    deep_copy,
+    is_being_deleted,
+    is_controlled_by,
+    is_game_server_pod,
+    pod_ips,
+    pod_node_name,
+)
+from .health import HealthController
+from .migration import MigrationController
+from .missing import MissingPodController
+from .pod import PodError, SidecarConfig, game_server_pod
+from .succeeded import SucceededController
+
+LEGACY_FINALIZER = "agones.dev"
+
+
+class Wait(Exception):
+    """The world has not caught up yet: retry this key soon, without logging an error."""
+
+
+def fast_rate_limiter() -> ItemFastSlowRateLimiter:
+    """20 ms for the first five retries, then 500 ms (Agones' GameServer queues)."""
+    return ItemFastSlowRateLimiter(0.02, 0.5, 5)
+
+
+class Controller:
+    """The GameServer controller with its health, missing-pod, migration and succeeded helpers."""
+
+    def __init__(
+        self,
+        client: informers.Client,
+        factory: SharedInformerFactory,
+        events: EventBroadcaster,
+        port_allocator: PortAllocator,
+        sidecar_config: SidecarConfig,
+        gates: FeatureGates,
+        *,
+        clock: Clock | None = None,
+        logger: Any = None,
+    ) -> None:
+        self.client = client
+        self.port_allocator = port_allocator
+        self.sidecar_config = sidecar_config
+        self.gates = gates
+        self.clock = clock or RealClock()
+        self.log = (logger or structlog.get_logger()).bind(controller="gameserver")
+        self.recorder = events.new_recorder("gameserver-controller")
+        gs_informer = informers.game_servers(factory)
+        pod_informer = informers.game_server_pods(factory)
+        node_informer = informers.nodes(factory)
+        self.game_server_lister = gs_informer.lister()
+        self.pod_lister = pod_informer.lister()
+        self.node_lister = node_informer.lister()
+
+        def queue(name: str) -> WorkerQueue:
+            wq = WorkerQueue(
+                lambda key: self._sync(key, wq),
+                self.log,
+                "gameserver",
+                f"agones.dev.GameServerController{name}",
+                fast_rate_limiter(),
+                clock=clock,
+            )
+            return wq
+
+        self.workerqueue = queue("")
+        self.creation_worker_queue = queue("Creation")
+        self.deletion_worker_queue = queue("Deletion")
+        self._waits: dict[str, int] = {}
+        # key -> (resourceVersions our writes replaced, the object the last write returned)
+        self._written: dict[str, tuple[set[str], GameServer]] = {}
+
+        gs_informer.informer().add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=self.enqueue_game_server_based_on_state,
+                update_func=self._on_game_server_update,
+                delete_func=self._on_game_server_delete,
+            )
+        )
+        gs_informer.informer().add_event_handler(
+            ResourceEventHandlerFuncs(delete_func=port_allocator.on_delete)
+        )
+        pod_informer.informer().add_event_handler(
+            ResourceEventHandlerFuncs(
+                update_func=self._on_pod_update, delete_func=self._on_pod_delete
+            )
+        )
+        args = (client, factory, events, gates)
+        self.health_controller = HealthController(*args, logger=self.log)
+        self.migration_controller = MigrationController(*args, logger=self.log)
+        self.missing_pod_controller = MissingPodController(*args, logger=self.log)
+        self.succeeded_controller = (
+            SucceededController(*args, logger=self.log)
+            if gates.enabled(Feature.SIDECAR_CONTAINERS)
+            else None
+        )
+
+    # -- event handlers --------------------------------------------------------------------------
+
+    def enqueue_game_server_based_on_state(self, gs: GameServer) -> None:
+        state = gs.state()
+        if state in (GameServerState.PORT_ALLOCATION, GameServerState.CREATING):
+            self.creation_worker_queue.enqueue(gs)
+        elif state == GameServerState.SHUTDOWN:
+            self.deletion_worker_queue.enqueue(gs)
+        else:
+            self.workerqueue.enqueue(gs)
+
+    def _on_game_server_update(self, old: GameServer, new: GameServer) -> None:
+        key = f"{new.meta.get_namespace()}/{new.meta.get_name()}"
+        written = self._written.get(key)
+        if written is not None and written[1].meta.resource_version == new.meta.resource_version:
+            del self._written[key]  # the cache caught up with our last write
+        if old.state() != new.state() or new.meta.is_being_deleted():
+            self.enqueue_game_server_based_on_state(new)
+
+    def _on_game_server_delete(self, obj: Any) -> None:
+        gs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if isinstance(gs, GameServer):
+            key = f"{gs.meta.get_namespace()}/{gs.meta.get_name()}"
+            self._written.pop(key, None)
+            self._waits.pop(key, None)
+
+    def _owner_key(self, pod: Any) -> ExplicitKey | None:
+        owner = controller_of(pod)
+        if owner is None:
+            return None
+        return ExplicitKey(f"{pod['metadata'].get('namespace', '')}/{owner.get('name', '')}")
+
+    def _on_pod_update(self, old: Any, new: Any) -> None:
+        if not is_game_server_pod(old):
+            return
+        scheduled = pod_node_name(old) != pod_node_name(new)
+        addressed = not pod_ips(old) and bool(pod_ips(new))
+        key = self._owner_key(new)
+        if (scheduled or addressed) and key is not None:
+            self.workerqueue.enqueue(key)
+
+    def _on_pod_delete(self, obj: Any) -> None:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            obj = obj.obj
+        if isinstance(obj, dict) and is_game_server_pod(obj):
+            key = self._owner_key(obj)
+            if key is not None:
+                self.workerqueue.enqueue(key)
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def _queues(self) -> list[WorkerQueue]:
+        queues = [
+            self.workerqueue,
+            self.creation_worker_queue,
+            self.deletion_worker_queue,
+            self.health_controller.workerqueue,
+            self.migration_controller.workerqueue,
+            self.missing_pod_controller.workerqueue,
+        ]
+        if self.succeeded_controller is not None:
+            queues.append(self.succeeded_controller.workerqueue)
+        return queues
+
+    async def run(self, workers: int) -> None:
+        """Rebuild the port allocations from the (synced) caches, then run every queue."""
+        self.port_allocator.sync_all(self.game_server_lister.list(), self.node_lister.list())
+        runs: list[Awaitable[None]] = [
+            self.workerqueue.run(workers),
+            self.creation_worker_queue.run(workers),
+            self.deletion_worker_queue.run(workers),
+            self.health_controller.workerqueue.run(workers),
+            self.migration_controller.workerqueue.run(1),
+            self.missing_pod_controller.workerqueue.run(1),
+        ]
+        if self.succeeded_controller is not None:
+            runs.append(self.succeeded_controller.workerqueue.run(workers))
+        await asyncio.gather(*runs)
+
+    async def shut_down_with_drain(self) -> None:
+        await asyncio.gather(*(q.shut_down_with_drain() for q in self._queues()))
+
+    def healthy(self) -> None:
+        for q in self._queues():
+            q.healthy()
+
+    # -- the sync ----------------------------------------------------------------------------------
+
+    def _freshest(self, key: str, cached: GameServer) -> GameServer:
+        written = self._written.get(key)
+        if written is None:
+            return cached
+        stale, latest = written
+        if cached.meta.resource_version in stale:
+            return latest
+        del self._written[key]
+        return cached
+
+    async def _update(self, gs: GameServer) -> GameServer:
+        """Write `gs` (our copy); remember the result so stale cache reads are bypassed."""
+        key = f"{gs.meta.get_namespace()}/{gs.meta.get_name()}"
+        base = gs.meta.resource_version
+        stored = await informers.update_game_server(self.client, gs)
+        stale = self._written[key][0] if key in self._written else set()
+        if isinstance(base, str):
+            stale.add(base)
+        self._written[key] = (stale, stored)
+        self._waits.pop(key, None)
+        return stored
+
+    async def _sync(self, key: str, queue: WorkerQueue) -> None:
+        try:
+            await self.sync_game_server(key)
+        except Wait as wait:
+            attempts = self._waits.get(key, 0)
+            self._waits[key] = attempts + 1
+            delay = min(0.02 * 2**attempts, 1.0)
+            self.log.debug("waiting", gameserver=key, reason=str(wait), retry_in=delay)
+            queue.enqueue_after(key, delay)
+
+    async def sync_game_server(self, key: str) -> None:
+        try:
+            namespace, name = split_meta_namespace_key(key)
+        except ValueError:
+            self.log.error("invalid resource key", gameserver=key)
+            return
+        try:
+            cached = self.game_server_lister.by_namespace(namespace).get(name)
+        except NotFoundError:
+            self.log.debug("GameServer is no longer available for syncing", gameserver=key)
+            return
+        gs = self._freshest(key, cached)
+        steps: list[Callable[[GameServer], Awaitable[GameServer]]] = [
+            self.sync_game_server_deletion_timestamp,
+            self.sync_game_server_port_allocation_state,
+            self.sync_game_server_creating_state,
+            self.sync_game_server_starting_state,
+            self.sync_game_server_request_ready_state,
+            self.sync_development_game_server,
+            self.sync_game_server_shutdown_state,
+        ]
+        for step in steps:
+            gs = await step(gs)
+
+    def _event(self, gs: GameServer, reason: Any, message: str, warning: bool = False) -> None:
+        kind = EventType.WARNING if warning else EventType.NORMAL
+        self.recorder.event(gs, kind, str(reason or ""), message)
+
+    def game_server_pod(self, gs: GameServer) -> dict[str, Any] | None:
+        """The GameServer's pod from the cache, if it exists and is controlled by it."""
+        try:
+            pod = self.pod_lister.by_namespace(gs.meta.get_namespace()).get(gs.meta.get_name())
+        except NotFoundError:
+            return None
+        return pod if is_controlled_by(pod, gs) else None
+
+    async def sync_game_server_deletion_timestamp(self, gs: GameServer) -> GameServer:
+        """Delete the pod (once); when it is gone, remove our finalizer."""
+        if not gs.meta.is_being_deleted():
+            return gs
+        _, is_dev = gs.get_dev_address()
+        pod = None if is_dev else self.game_server_pod(gs)
+        if pod is not None:
+            if not is_being_deleted(pod):
+                try:
+                    await self.client.delete(PODS, gs.meta.get_name(), gs.meta.get_namespace())
+                except NotFoundError:
+                    pass
+                else:
+                    self._event(gs, gs.state(), f"Deleting Pod {gs.meta.get_name()}")
+            return gs
+        finalizers = gs.meta.finalizers if isinstance(gs.meta.finalizers, list) else []
+        if not any(f in (FINALIZER_NAME, LEGACY_FINALIZER) for f in finalizers):
+            return gs
+        gs_copy = deep_copy(gs)
+        gs_copy.meta.finalizers = [
+            f for f in finalizers if f not in (FINALIZER_NAME, LEGACY_FINALIZER)
+        ]
+        return await self._update(gs_copy)
+
+    async def sync_game_server_port_allocation_state(self, gs: GameServer) -> GameServer:
+        """Fill host ports, move to Creating; give the ports back if the API refuses that write."""
+        if gs.state() != GameServerState.PORT_ALLOCATION or gs.meta.is_being_deleted():
+            return gs
+        gs_copy = self.port_allocator.allocate(deep_copy(gs))
+        gs_copy.gs_status.state = GameServerState.CREATING
+        try:
+            stored = await self._update(gs_copy)
+        except ApiError:
+            # The API refused the write: the ports go back to the pool. On a timeout or a broken
+            # connection the write may have happened, so the ports stay taken (a leak, undone by
+            # the next rebuild, rather than a port handed out twice).
+            self.port_allocator.deallocate(gs_copy)
+            raise
+        self._event(gs, GameServerState.PORT_ALLOCATION, "Port allocated")
+        return stored
+
+    async def sync_game_server_creating_state(self, gs: GameServer) -> GameServer:
+        """Create the pod (or find it), move to Starting."""
+        if gs.state() != GameServerState.CREATING or gs.meta.is_being_deleted():
+            return gs
+        if gs.get_dev_address()[1]:
+            return gs
+        if self.game_server_pod(gs) is None:
+            gs = split_static_tcpudp_ports(deep_copy(gs))
+            gs = await self.create_game_server_pod(gs)
+            if gs.state() == GameServerState.ERROR:
+                return gs
+        gs_copy = deep_copy(gs)
+        gs_copy.gs_status.state = GameServerState.STARTING
+        return await self._update(gs_copy)
+
+    async def create_game_server_pod(self, gs: GameServer) -> GameServer:
+        try:
+            pod = game_server_pod(gs, self.sidecar_config, self.gates)
+        except PodError as err:
+            self.log.error("error creating pod from GameServer", error=str(err))
+            return await self.move_to_error_state(gs, str(err))
+        try:
+            created = await self.client.create(PODS, pod, gs.meta.get_namespace())
+        except AlreadyExistsError:
+            self._event(gs, gs.state(), "Pod already exists, reused")
+            return gs
+        except (InvalidError, ForbiddenError) as err:
+            return await self.move_to_error_state(gs, str(err.message or err))
+        except Exception:
+            self._event(
+                gs,
+                gs.state(),
+                f"error creating Pod for GameServer {gs.meta.get_name()}",
+                warning=True,
+            )
+            raise
+        name = created.get("metadata", {}).get("name", gs.meta.get_name())
+        self._event(gs, gs.state(), f"Pod {name} created")
+        return gs
+
+    async def _node_for(self, gs: GameServer) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The pod and its node, or `Wait` while either is not there yet."""
+        pod = self.game_server_pod(gs)
+        if pod is None:
+            raise Wait(f"pod for GameServer {gs.meta.get_name()} not in the cache yet")
+        node_name = pod_node_name(pod)
+        if not node_name:
+            raise Wait(f"node not yet populated for Pod {gs.meta.get_name()}")
+        try:
+            node = self.node_lister.get(node_name)
+        except NotFoundError:
+            raise Wait(f"node {node_name} for Pod {gs.meta.get_name()} not in the cache") from None
+        return pod, node
+
+    async def sync_game_server_starting_state(self, gs: GameServer) -> GameServer:
+        """Once the pod has a node and IPs: fill address and ports, move to Scheduled."""
+        if gs.state() != GameServerState.STARTING or gs.meta.is_being_deleted():
+            return gs
+        if gs.get_dev_address()[1]:
+            return gs
+        pod, node = await self._node_for(gs)
+        if not pod_ips(pod):
+            raise Wait(f"pod IPs not yet populated for Pod {gs.meta.get_name()}")
+        gs_copy = apply_game_server_address_and_port(deep_copy(gs), node, pod, self.gates)
+        gs_copy.gs_status.state = GameServerState.SCHEDULED
+        stored = await self._update(gs_copy)
+        self._event(stored, stored.state(), "Address and port populated")
+        return stored
+
+    async def sync_game_server_request_ready_state(self, gs: GameServer) -> GameServer:
+        """RequestReady → Ready, filling the address first if Scheduled was never seen."""
+        if gs.state() != GameServerState.REQUEST_READY or gs.meta.is_being_deleted():
+            return gs
+        if gs.get_dev_address()[1]:
+            return gs
+        gs_copy = deep_copy(gs)
+        address_populated = False
+        if not gs.node_name():
+            pod, node = await self._node_for(gs)
+            gs_copy = apply_game_server_address_and_port(gs_copy, node, pod, self.gates)
+            address_populated = True
+        else:
+            cached_pod = self.game_server_pod(gs)
+            if cached_pod is None:
+                raise Wait(f"pod for GameServer {gs.meta.get_name()} not in the cache yet")
+            pod = cached_pod
+        if not self.gates.enabled(Feature.SIDECAR_CONTAINERS):
+            await self._record_ready_container(gs_copy, pod)
+        gs_copy.gs_status.state = GameServerState.READY
+        stored = await self._update(gs_copy)
+        if address_populated:
+            self._event(stored, stored.state(), "Address and port populated")
+        self._event(stored, stored.state(), "SDK.Ready() complete")
+        return stored
+
+    async def _record_ready_container(self, gs: GameServer, pod: dict[str, Any]) -> None:
+        """Without native sidecars: note which game container instance became Ready, on both."""
+        annotations = gs.meta.get_annotations()
+        if GAME_SERVER_READY_CONTAINER_ID_ANNOTATION not in annotations:
+            container = gs.gs_spec.container
+            for cs in pod.get("status", {}).get("containerStatuses") or []:
+                if cs.get("name") == container:
+                    if not (cs.get("state") or {}).get("running"):
+                        raise Wait("game server container is not currently running")
+                    gs.meta.set_annotation(
+                        GAME_SERVER_READY_CONTAINER_ID_ANNOTATION, cs.get("containerID", "")
+                    )
+                    break
+            else:
+                raise Wait("game server container not present in pod status")
+        ready_id = gs.meta.get_annotations()[GAME_SERVER_READY_CONTAINER_ID_ANNOTATION]
+        pod_annotations = pod.get("metadata", {}).get("annotations") or {}
+        if GAME_SERVER_READY_CONTAINER_ID_ANNOTATION not in pod_annotations:
+            pod_copy = {**pod, "metadata": {**pod["metadata"]}}
+            pod_copy["metadata"]["annotations"] = {
+                **pod_annotations,
+                GAME_SERVER_READY_CONTAINER_ID_ANNOTATION: ready_id,
+            }
+            await self.client.update(PODS, pod_copy, gs.meta.get_namespace())
+
+    async def sync_development_game_server(self, gs: GameServer) -> GameServer:
+        """A dev GameServer (no pod): Creating or RequestReady → Ready on the dev address."""
+        if gs.meta.is_being_deleted():
+            return gs
+        dev_address, is_dev = gs.get_dev_address()
+        if not is_dev or gs.state() not in (
+            GameServerState.CREATING,
+            GameServerState.REQUEST_READY,
+        ):
+            return gs
+        gs_copy = deep_copy(gs)
+        if gs.state() == GameServerState.CREATING:
+            status = gs_copy.gs_status
+            status.ports = [port_status(p, self.gates) for p in gs.ports()]
+            status.address = dev_address
+            status.addresses = [NodeAddress(type="InternalIP", address=dev_address)]
+            status.node_name = dev_address
+        gs_copy.gs_status.state = GameServerState.READY
+        return await self._update(gs_copy)
+
+    async def sync_game_server_shutdown_state(self, gs: GameServer) -> GameServer:
+        """Shutdown → delete the GameServer (the pod goes with it)."""
+        if gs.state() != GameServerState.SHUTDOWN or gs.meta.is_being_deleted():
+            return gs
+        try:
+            await self.client.delete(
+                GAME_SERVERS,
+                gs.meta.get_name(),
+                gs.meta.get_namespace(),
+                propagation_policy="Background",
+            )
+        except NotFoundError:
+            return gs
+        self._event(gs, gs.state(), "Deletion started")
+        return gs
+
+    async def move_to_error_state(self, gs: GameServer, message: str) -> GameServer:
+        gs_copy = deep_copy(gs)
+        now = datetime.fromtimestamp(self.clock.now(), UTC)
+        gs_copy.meta.set_annotation(
+            GAME_SERVER_ERRORED_AT_ANNOTATION, now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        )
+        gs_copy.gs_status.state = GameServerState.ERROR
+        stored = await self._update(gs_copy)
+        self._event(stored, stored.state(), message, warning=True)
+        return stored
+
+
+def split_static_tcpudp_ports(gs: GameServer) -> GameServer:
+    """Static TCPUDP ports become `<name>-tcp` plus an appended `<name>-udp` (before the pod)."""
+    ports = gs.ports()
+    extra = []
+    for port in ports:
+        if port.port_policy == PortPolicy.STATIC and port.protocol == Protocol.TCPUDP:
+            name = port.name if isinstance(port.name, str) else ""
+            port.name, port.protocol = name + "-tcp", Protocol.TCP
+            udp = type(port)(
+                name=name + "-udp",
+                port_policy=PortPolicy.STATIC,
+                container_port=port.container_port,
+                host_port=port.host_port,
+                protocol=Protocol.UDP,
+                container=port.container,
+            )
+            if port.range is not UNSET:
+                udp.range = port.range
+            extra.append(udp)
+    ports.extend(extra)
+    return gs

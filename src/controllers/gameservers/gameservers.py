@@ -1,0 +1,149 @@
+"""Pure helpers shared by the GameServer controllers (Agones `pkg/gameservers/gameservers.go`).
+
+Pods and Nodes are raw JSON dicts (as the informers cache them); GameServers are typed. Nothing here
+does I/O or mutates its inputs, except `apply_game_server_address_and_port`, which fills the status
+of the GameServer copy it is given.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from ...apis.agones.v1.gameserver import (
+    GAME_SERVER_LABEL_ROLE,
+    NODE_POD_IP,
+    ROLE_LABEL,
+    GameServer,
+    GameServerState,
+    NodeAddress,
+    port_status,
+)
+from ...client.rest import Resource
+from ...featuregates import FeatureGates
+
+GAME_SERVERS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
+PODS = Resource("", "v1", "pods", kind="Pod")
+NODES = Resource("", "v1", "nodes", namespaced=False, kind="Node")
+
+_GS_DECODER = msgspec.json.Decoder(GameServer)
+_ENCODER = msgspec.json.Encoder()
+
+
+class AddressError(ValueError):
+    """A node has no usable address."""
+
+
+def deep_copy(gs: GameServer) -> GameServer:
+    """A private copy of a (shared, cached) GameServer."""
+    return _GS_DECODER.decode(_ENCODER.encode(gs))
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The owner reference with `controller: true`, if any (`metav1.GetControllerOf`)."""
+    for ref in _get(obj, "metadata", "ownerReferences") or []:
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            return ref
+    return None
+
+
+def is_game_server_pod(pod: Any) -> bool:
+    """A pod labelled `agones.dev/role=gameserver` whose controller is a GameServer."""
+    labels = _get(pod, "metadata", "labels") or {}
+    if labels.get(ROLE_LABEL) != GAME_SERVER_LABEL_ROLE:
+        return False
+    owner = controller_of(pod)
+    return owner is not None and owner.get("kind") == "GameServer"
+
+
+def is_controlled_by(pod: Any, gs: GameServer) -> bool:
+    owner = controller_of(pod) if isinstance(pod, Mapping) else None
+    uid = gs.metadata.uid if gs.metadata is not UNSET else UNSET
+    return owner is not None and owner.get("uid") == uid
+
+
+def pod_node_name(pod: Any) -> str:
+    return _get(pod, "spec", "nodeName") or ""
+
+
+def pod_ips(pod: Any) -> list[str]:
+    ips = _get(pod, "status", "podIPs") or []
+    return [ip["ip"] for ip in ips if isinstance(ip, Mapping) and ip.get("ip")]
+
+
+def is_being_deleted(obj: Any) -> bool:
+    return bool(_get(obj, "metadata", "deletionTimestamp"))
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def node_addresses(node: Any) -> list[tuple[str, str]]:
+    return [
+        (str(a.get("type", "")), str(a.get("address", "")))
+        for a in _get(node, "status", "addresses") or []
+        if isinstance(a, Mapping)
+    ]
+
+
+def address(node: Any) -> str:
+    """The GameServer's address on this node: ExternalDNS, else ExternalIP, else InternalDNS, else
+    InternalIP (IP types only when they parse as IPs); `AddressError` when there is none."""
+    addresses = node_addresses(node)
+    for wanted, must_be_ip in (
+        ("ExternalDNS", False),
+        ("ExternalIP", True),
+        ("InternalDNS", False),
+        ("InternalIP", True),
+    ):
+        for kind, addr in addresses:
+            if kind == wanted and (not must_be_ip or _is_ip(addr)):
+                return addr
+    name = _get(node, "metadata", "name") or ""
+    raise AddressError(f"Could not find an address for Node: {name}")
+
+
+def apply_game_server_address_and_port(
+    gs: GameServer, node: Any, pod: Any, gates: FeatureGates
+) -> GameServer:
+    """Fill address, addresses (node's, then one PodIP per pod IP), node name and ports."""
+    try:
+        addr = address(node)
+    except AddressError as err:
+        raise AddressError(
+            f"error getting external address for GameServer {gs.meta.get_name()}: {err}"
+        ) from None
+    status = gs.gs_status
+    status.address = addr
+    status.node_name = pod_node_name(pod)
+    status.addresses = [NodeAddress(type=t, address=a) for t, a in node_addresses(node)] + [
+        NodeAddress(type=NODE_POD_IP, address=ip) for ip in pod_ips(pod)
+    ]
+    status.ports = [port_status(p, gates) for p in gs.ports()]
+    return gs
+
+
+def is_before_pod_created(gs: GameServer) -> bool:
+    """PortAllocation, Creating or Starting: the pod may not exist (in the cache) yet."""
+    return gs.state() in (
+        GameServerState.PORT_ALLOCATION,
+        GameServerState.CREATING,
+        GameServerState.STARTING,
+    )

@@ -1,0 +1,72 @@
+"""TLS material for the webhook server: from files, or a generated self-signed pair.
+
+Agones' Helm chart generates a CA and serving certificate; out of a cluster (or in tests) we
+generate one ourselves: `self_signed(hosts)` returns PEM certificate and key for the given DNS names
+and IPs, valid for a year. The certificate is its own CA, so its PEM is also the `caBundle` a
+webhook configuration needs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import ssl
+import tempfile
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+def self_signed(hosts: list[str], days: int = 365) -> tuple[bytes, bytes]:
+    """(certificate PEM, key PEM) for `hosts` (DNS names and/or IP addresses)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0] if hosts else "agones")])
+    sans: list[x509.GeneralName] = []
+    for host in hosts:
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            sans.append(x509.DNSName(host))
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+    )
+    if sans:
+        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+    cert = builder.sign(key, hashes.SHA256())
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+def server_ssl_context(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    with tempfile.TemporaryDirectory() as tmp:
+        cert_path, key_path = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
+        cert_path.write_bytes(cert_pem)
+        key_path.write_bytes(key_pem)
+        key_path.chmod(0o600)
+        context.load_cert_chain(cert_path, key_path)
+    return context
+
+
+def load_or_generate(
+    cert_file: str | None, key_file: str | None, hosts: list[str]
+) -> tuple[bytes, bytes]:
+    """Read the pair from files when both exist, else generate one for `hosts`."""
+    if cert_file and key_file and Path(cert_file).is_file() and Path(key_file).is_file():
+        return Path(cert_file).read_bytes(), Path(key_file).read_bytes()
+    return self_signed(hosts)
