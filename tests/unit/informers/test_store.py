@@ -85,6 +85,8 @@ def test_indexer_keeps_indices_exact() -> None:
         pytest.param("a in (x, y),c", {"a": "y", "c": ""}, True, id="in-and-exists"),
         pytest.param("a notin (x)", {"a": "x"}, False, id="notin"),
         pytest.param("!a", {"a": "1"}, False, id="not-exists"),
+        # Go's parser reads "()" as the set holding the empty string.
+        pytest.param("a in ()", {"a": ""}, True, id="empty-parens-mean-empty-value"),
         pytest.param(
             "agones.dev/fleet=f1,agones.dev/sdk-gs-session-ready",
             {"agones.dev/fleet": "f1"},
@@ -99,9 +101,7 @@ def test_label_selector_parse_and_match(
     assert parse(selector).matches(labels) is expected
 
 
-@pytest.mark.parametrize(
-    "bad", ["a=(b", "a in ()", "=b", "a in (x"], ids=["paren", "empty-set", "no-key", "unclosed"]
-)
+@pytest.mark.parametrize("bad", ["a=(b", "=b", "a in (x"], ids=["paren", "no-key", "unclosed"])
 def test_label_selector_errors(bad: str) -> None:
     with pytest.raises(SelectorError):
         parse(bad)
@@ -117,7 +117,7 @@ def test_label_selector_spec() -> None:
     assert sel.matches({"app": "x", "tier": "web"}) and not sel.matches({"app": "x", "tier": "db"})
     assert label_selector_as_selector({}).matches({"any": "thing"})
     assert not label_selector_as_selector(None).matches({})
-    with pytest.raises(SelectorError, match=r"matchExpressions\[0\].operator"):
+    with pytest.raises(SelectorError, match='"Nope" is not a valid label selector operator'):
         label_selector_as_selector({"matchExpressions": [{"key": "a", "operator": "Nope"}]})
     assert selector_from_set({"b": "2", "a": "1"}).matches({"a": "1", "b": "2"})
     assert str(selector_from_set({"b": "2", "a": "1"})) == "a=1,b=2"
