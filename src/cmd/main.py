@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS: tuple[str, ...] = ("agones.cmd.version",)
+SUBCOMMANDS: tuple[str, ...] = ("agones.cmd.version", "agones.cmd.localcluster")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,359 @@
+"""What the server knows about each resource it serves: names, scope, subresources, selectors.
+
+A `ResourceInfo` is the unit of routing, discovery and storage. Built-in kinds are declared here
+(`BUILTIN`); custom resources get one per served version from `crd.py`. Storage is keyed by
+`<group>/<plural>` whatever the version, so every served version of a CRD shares its objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .patch import PRIMITIVE_MERGE, PatchMeta
+from .selectors import FieldGetter
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+def _path(*names: str) -> FieldGetter:
+    def get(obj: Mapping[str, Any]) -> str:
+        cur: Any = obj
+        for n in names:
+            if not isinstance(cur, Mapping):
+                return ""
+            cur = cur.get(n)
+        if cur is None:
+            return ""
+        if isinstance(cur, bool):
+            return "true" if cur else "false"
+        return str(cur)
+
+    return get
+
+
+COMMON_FIELDS: dict[str, FieldGetter] = {
+    "metadata.name": _path("metadata", "name"),
+    "metadata.namespace": _path("metadata", "namespace"),
+}
+
+# Patch metadata every kind shares (ObjectMeta).
+META_PATCH: dict[tuple[str, ...], str] = {
+    ("metadata", "finalizers"): PRIMITIVE_MERGE,
+    ("metadata", "ownerReferences"): "uid",
+}
+
+
+@dataclass
+class ResourceInfo:
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: frozenset[str] = frozenset()
+    fields: dict[str, FieldGetter] = field(default_factory=lambda: dict(COMMON_FIELDS))
+    # None: strategic merge patch is refused (custom resources).
+    patch_meta: PatchMeta | None = None
+    # Whether metadata.generation is maintained (1 on create, +1 on each spec change).
+    generation: bool = False
+    # Whether DELETE answers with the deleted object (else a Success Status).
+    return_deleted: bool = False
+    verbs: tuple[str, ...] = ALL_VERBS
+    # Set for custom resources: the crd.CustomResourceVersion serving this version.
+    custom: Any = None
+    # Kind-specific hooks: defaults on create, and checks, see builtins.py.
+    on_create: Callable[[dict[str, Any]], None] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.group}/{self.resource}"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+
+def _meta(extra: Mapping[tuple[str, ...], str] | None = None) -> dict[tuple[str, ...], str]:
+    out = dict(META_PATCH)
+    out.update(extra or {})
+    return out
+
+
+_CONTAINER = {
+    ("ports",): "containerPort",
+    ("env",): "name",
+    ("volumeMounts",): "mountPath",
+    ("volumeDevices",): "devicePath",
+    ("resizePolicy",): "resourceName",
+}
+
+
+def _pod_spec_meta(prefix: tuple[str, ...]) -> dict[tuple[str, ...], str]:
+    out = {
+        (*prefix, "containers"): "name",
+        (*prefix, "initContainers"): "name",
+        (*prefix, "ephemeralContainers"): "name",
+        (*prefix, "volumes"): "name",
+        (*prefix, "imagePullSecrets"): "name",
+        (*prefix, "hostAliases"): "ip",
+        (*prefix, "resourceClaims"): "name",
+        (*prefix, "schedulingGates"): "name",
+    }
+    for c in ("containers", "initContainers", "ephemeralContainers"):
+        for sub, key in _CONTAINER.items():
+            out[(*prefix, c, *sub)] = key
+    return out
+
+
+POD_FIELDS = {
+    **COMMON_FIELDS,
+    "spec.nodeName": _path("spec", "nodeName"),
+    "spec.restartPolicy": _path("spec", "restartPolicy"),
+    "spec.schedulerName": _path("spec", "schedulerName"),
+    "spec.serviceAccountName": _path("spec", "serviceAccountName"),
+    "spec.hostNetwork": lambda o: "true" if (o.get("spec") or {}).get("hostNetwork") else "false",
+    "status.phase": _path("status", "phase"),
+    "status.podIP": _path("status", "podIP"),
+    "status.nominatedNodeName": _path("status", "nominatedNodeName"),
+}
+
+EVENT_FIELDS = {
+    **COMMON_FIELDS,
+    "involvedObject.kind": _path("involvedObject", "kind"),
+    "involvedObject.namespace": _path("involvedObject", "namespace"),
+    "involvedObject.name": _path("involvedObject", "name"),
+    "involvedObject.uid": _path("involvedObject", "uid"),
+    "involvedObject.apiVersion": _path("involvedObject", "apiVersion"),
+    "involvedObject.resourceVersion": _path("involvedObject", "resourceVersion"),
+    "involvedObject.fieldPath": _path("involvedObject", "fieldPath"),
+    "reason": _path("reason"),
+    "reportingComponent": _path("reportingComponent"),
+    "source": lambda o: (
+        (o.get("source") or {}).get("component") or o.get("reportingComponent") or ""
+    ),
+    "type": _path("type"),
+}
+
+# events.k8s.io/v1 selects by the core/v1 field names, mapped onto its own shape.
+EVENTS_V1_FIELDS = {
+    **COMMON_FIELDS,
+    "involvedObject.kind": _path("regarding", "kind"),
+    "involvedObject.namespace": _path("regarding", "namespace"),
+    "involvedObject.name": _path("regarding", "name"),
+    "involvedObject.uid": _path("regarding", "uid"),
+    "involvedObject.apiVersion": _path("regarding", "apiVersion"),
+    "involvedObject.resourceVersion": _path("regarding", "resourceVersion"),
+    "involvedObject.fieldPath": _path("regarding", "fieldPath"),
+    "reason": _path("reason"),
+    "reportingComponent": _path("reportingController"),
+    "source": _path("reportingController"),
+    "type": _path("type"),
+}
+
+
+def builtin_resources() -> list[ResourceInfo]:
+    """The built-in kinds served at start, in discovery order."""
+    status = frozenset({"status"})
+    return [
+        ResourceInfo(
+            "",
+            "v1",
+            "namespaces",
+            "Namespace",
+            False,
+            ("ns",),
+            (),
+            status,
+            {**COMMON_FIELDS, "status.phase": _path("status", "phase")},
+            _meta({("spec", "finalizers"): PRIMITIVE_MERGE}),
+            return_deleted=True,
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "pods",
+            "Pod",
+            True,
+            ("po",),
+            ("all",),
+            frozenset({"status", "binding"}),
+            POD_FIELDS,
+            _meta({**_pod_spec_meta(("spec",)), ("status", "conditions"): "type"}),
+            return_deleted=True,
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "nodes",
+            "Node",
+            False,
+            ("no",),
+            (),
+            status,
+            {
+                **COMMON_FIELDS,
+                "spec.unschedulable": lambda o: (
+                    "true" if (o.get("spec") or {}).get("unschedulable") else "false"
+                ),
+            },
+            _meta(
+                {
+                    ("status", "addresses"): "type",
+                    ("status", "conditions"): "type",
+                    ("spec", "podCIDRs"): PRIMITIVE_MERGE,
+                }
+            ),
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "services",
+            "Service",
+            True,
+            ("svc",),
+            ("all",),
+            status,
+            dict(COMMON_FIELDS),
+            _meta({("spec", "ports"): "port", ("status", "conditions"): "type"}),
+            return_deleted=True,
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "endpoints",
+            "Endpoints",
+            True,
+            ("ep",),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta(),
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "configmaps",
+            "ConfigMap",
+            True,
+            ("cm",),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta(),
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "secrets",
+            "Secret",
+            True,
+            (),
+            (),
+            frozenset(),
+            {**COMMON_FIELDS, "type": _path("type")},
+            _meta(),
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "serviceaccounts",
+            "ServiceAccount",
+            True,
+            ("sa",),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta({("secrets",): "name", ("imagePullSecrets",): "name"}),
+        ),
+        ResourceInfo(
+            "", "v1", "events", "Event", True, ("ev",), (), frozenset(), EVENT_FIELDS, _meta()
+        ),
+        ResourceInfo(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            True,
+            ("ev",),
+            (),
+            frozenset(),
+            EVENTS_V1_FIELDS,
+            _meta(),
+        ),
+        ResourceInfo(
+            "coordination.k8s.io",
+            "v1",
+            "leases",
+            "Lease",
+            True,
+            (),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta(),
+        ),
+        ResourceInfo(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            False,
+            ("crd", "crds"),
+            ("api-extensions",),
+            status,
+            dict(COMMON_FIELDS),
+            _meta(),
+            generation=True,
+            return_deleted=True,
+        ),
+        ResourceInfo(
+            "admissionregistration.k8s.io",
+            "v1",
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+            False,
+            (),
+            ("api-extensions",),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta({("webhooks",): "name"}),
+            generation=True,
+        ),
+        ResourceInfo(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+            False,
+            (),
+            ("api-extensions",),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta({("webhooks",): "name"}),
+            generation=True,
+        ),
+        ResourceInfo(
+            "apiregistration.k8s.io",
+            "v1",
+            "apiservices",
+            "APIService",
+            False,
+            (),
+            ("api-extensions",),
+            status,
+            dict(COMMON_FIELDS),
+            _meta({("status", "conditions"): "type"}),
+        ),
+    ]
