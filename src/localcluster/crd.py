@@ -275,18 +275,26 @@ class CRDController:
 
     # --- custom resources ---
 
-    def prepare_custom(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> list[FieldError]:
-        """Default, prune and validate a custom resource against its version's schema."""
+    def prepare_custom(self, info: ResourceInfo, obj: Obj, strict: bool) -> list[FieldError]:
+        """Default, prune and validate a custom resource against its version's schema.
+
+        With `strict` (fieldValidation=Strict), unknown fields are an error instead of being pruned.
+        """
         custom: CustomResourceVersion = info.custom
         s = custom.schema
-        schema.prune_object_meta(obj.setdefault("metadata", {}))
-        if s is None:
-            return []
-        schema.apply_defaults(obj, s)
-        schema.prune(obj, s, root=True)
+        dropped = schema.prune_object_meta(obj.setdefault("metadata", {}))
+        if s is not None:
+            schema.apply_defaults(obj, s)
+            dropped += schema.prune(obj, s, root=True)
+        if strict and dropped:
+            unknown = ", ".join(f'unknown field "{p}"' for p in dropped)
+            raise errors.bad_request(
+                f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+                f"strict decoding error: {unknown}"
+            )
         if custom.storage_version and custom.storage_version != info.version:
             obj["apiVersion"] = f"{info.group}/{custom.storage_version}"
-        return schema.validate_custom_resource(obj, s)
+        return [] if s is None else schema.validate_custom_resource(obj, s)
 
     async def scale(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str

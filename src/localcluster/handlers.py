@@ -129,6 +129,15 @@ def _dry_run(query: Any) -> bool:
     return bool(values)
 
 
+def _strict(query: Any) -> bool:
+    value = query.get("fieldValidation", "")
+    if value not in ("", "Ignore", "Warn", "Strict"):
+        raise errors.bad_request(
+            f"fieldValidation must be one of Ignore, Warn, Strict; got {value!r}"
+        )
+    return bool(value == "Strict")
+
+
 def _selectors(info: ResourceInfo, query: Any) -> tuple[LabelSelector, FieldSelector]:
     try:
         labels = parse_label_selector(query.get("labelSelector", ""))
@@ -206,11 +215,13 @@ class ResourceHandler:
             return self._list(request, info, ns)
         if target.name == "" and method == "POST":
             body = await _body(request)
-            entry = await self.registry.create(info, ns, body, _dry_run(q))
+            entry = await self.registry.create(info, ns, body, _dry_run(q), strict=_strict(q))
             return json_response(entry_bytes(entry, info), 201)
         if method == "PUT" and target.name:
             body = await _body(request)
-            entry = await self.registry.update(info, ns, target.name, body, "", _dry_run(q))
+            entry = await self.registry.update(
+                info, ns, target.name, body, "", _dry_run(q), _strict(q)
+            )
             return json_response(entry_bytes(entry, info))
         if method == "PATCH" and target.name:
             return await self._patch(request, info, ns, target.name, "")
@@ -240,7 +251,9 @@ class ResourceHandler:
                 info, ns, name, body, sub, dry_run, request.query.get("force") == "true"
             )
             return json_response(entry_bytes(entry, info), 201 if created else 200)
-        entry = await self.registry.patch(info, ns, name, kind, body, sub, dry_run)
+        entry = await self.registry.patch(
+            info, ns, name, kind, body, sub, dry_run, _strict(request.query)
+        )
         return json_response(entry_bytes(entry, info))
 
     async def _apply(

@@ -66,9 +66,7 @@ class Registry:
         self.listeners: list[Listener] = []
         self.create_hooks = create_hooks(ClusterIPAllocator())
         # Called by CRD-backed resources to default, prune and validate (see crd.py).
-        self.custom_prepare: Callable[[ResourceInfo, Obj, Obj | None], list[FieldError]] | None = (
-            None
-        )
+        self.custom_prepare: Callable[[ResourceInfo, Obj, bool], list[FieldError]] | None = None
         for info in builtin_resources():
             self.register(info)
 
@@ -195,7 +193,7 @@ class Registry:
             ]
             raise err
 
-    def _validate(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
+    def _validate(self, info: ResourceInfo, obj: Obj, strict: bool = False) -> None:
         md = obj.get("metadata")
         errs = (
             meta.validate_object_meta(info.kind, md, info.namespaced)
@@ -203,7 +201,7 @@ class Registry:
             else [field.required("metadata", "")]
         )
         if info.custom is not None and self.custom_prepare is not None:
-            errs.extend(self.custom_prepare(info, obj, old))
+            errs.extend(self.custom_prepare(info, obj, strict))
         if errs:
             name = md.get("name", "") if isinstance(md, dict) else ""
             raise errors.invalid(info.group, info.kind, name, errs)
@@ -243,6 +241,7 @@ class Registry:
         dry_run: bool = False,
         sub: str = "",
         system: bool = False,
+        strict: bool = False,
     ) -> Entry:
         obj = self._coerce(info, body, ns)
         md = obj["metadata"]
@@ -267,7 +266,7 @@ class Registry:
         errs = hook(obj) if hook is not None else []
         if errs:
             raise errors.invalid(info.group, info.kind, md.get("name", ""), errs)
-        self._validate(info, obj, None)
+        self._validate(info, obj, strict)
         if self.admission is not None:
             await self.admission.validate("CREATE", info, sub, obj, None, dry_run)
         name = md["name"]
@@ -285,6 +284,7 @@ class Registry:
         body: Any,
         sub: str = "",
         dry_run: bool = False,
+        strict: bool = False,
     ) -> Entry:
         await self.faults.before_write(info.group, info.resource, name)
         obj = self._coerce(info, body, ns)
@@ -295,7 +295,7 @@ class Registry:
                 if body_name
                 else "name is required"
             )
-        return await self._update(info, ns, name, obj, sub, dry_run)
+        return await self._update(info, ns, name, obj, sub, dry_run, strict=strict)
 
     async def _update(
         self,
@@ -306,6 +306,7 @@ class Registry:
         sub: str,
         dry_run: bool,
         op: str = "UPDATE",
+        strict: bool = False,
     ) -> Entry:
         current = self.get(info, ns, name)
         old = current.obj
@@ -360,7 +361,7 @@ class Registry:
             errs = _secret_update(obj)
             if errs:
                 raise errors.invalid("", "Secret", name, errs)
-        self._validate(info, obj, old)
+        self._validate(info, obj, strict)
         if self.admission is not None:
             await self.admission.validate(op, info, sub, obj, old, dry_run)
         md["resourceVersion"] = old["metadata"]["resourceVersion"]
@@ -408,6 +409,7 @@ class Registry:
         patch: Any,
         sub: str = "",
         dry_run: bool = False,
+        strict: bool = False,
     ) -> Entry:
         await self.faults.before_write(info.group, info.resource, name)
         current = self.get(info, ns, name)
@@ -438,7 +440,7 @@ class Registry:
             raise errors.bad_request(
                 f"the name of the object ({obj['metadata'].get('name')}) does not match the name on the URL ({name})"
             )
-        return await self._update(info, ns, name, obj, sub, dry_run, "UPDATE")
+        return await self._update(info, ns, name, obj, sub, dry_run, "UPDATE", strict)
 
     async def delete(
         self, info: ResourceInfo, ns: str, name: str, opts: DeleteOptions, system: bool = False
