@@ -147,13 +147,11 @@ class CRDController:
         self._task: asyncio.Task[None] | None = None
         registry.listeners.append(self.observe)
         registry.custom_prepare = self.prepare_custom
+        registry.custom_default = self.default_custom
         registry.create_hooks[("apiextensions.k8s.io", "CustomResourceDefinition")] = (
             self._on_create
         )
         handler.scale = self.scale
-
-    def extra_group_versions(self) -> list[tuple[str, str]]:
-        return []
 
     def _on_create(self, obj: Obj) -> list[FieldError]:
         errs = validate_crd(obj)
@@ -274,6 +272,13 @@ class CRDController:
         self.registry.force_update(crd_info, latest, drop)
 
     # --- custom resources ---
+
+    def default_custom(self, info: ResourceInfo, obj: Obj) -> None:
+        """Schema defaults and pruning alone (what decoding does before mutating admission)."""
+        s = info.custom.schema
+        if s is not None:
+            schema.apply_defaults(obj, s)
+            schema.prune(obj, s, root=True)
 
     def prepare_custom(self, info: ResourceInfo, obj: Obj, strict: bool) -> list[FieldError]:
         """Default, prune and validate a custom resource against its version's schema.

@@ -31,6 +31,8 @@ Listener = Callable[[ResourceInfo, Obj | None, Obj | None], None]
 
 
 class Admission(Protocol):
+    def mutating_configured(self) -> bool: ...
+
     async def mutate(
         self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
     ) -> Obj | None: ...
@@ -66,6 +68,7 @@ class Registry:
         self.listeners: list[Listener] = []
         self.create_hooks = create_hooks(ClusterIPAllocator())
         # Called by CRD-backed resources to default, prune and validate (see crd.py).
+        self.custom_default: Callable[[ResourceInfo, Obj], None] | None = None
         self.custom_prepare: Callable[[ResourceInfo, Obj, bool], list[FieldError]] | None = None
         for info in builtin_resources():
             self.register(info)
@@ -233,6 +236,25 @@ class Registry:
             md["namespace"] = ns
         return obj
 
+    async def _mutate(
+        self,
+        op: str,
+        info: ResourceInfo,
+        ns: str,
+        sub: str,
+        obj: Obj,
+        old: Obj | None,
+        dry_run: bool,
+    ) -> Obj:
+        """Run mutating admission; custom resources are defaulted and pruned first, as on decode."""
+        assert self.admission is not None
+        if not self.admission.mutating_configured():
+            return obj
+        if info.custom is not None and self.custom_default is not None:
+            self.custom_default(info, obj)
+        mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run)
+        return obj if mutated is None else self._coerce(info, mutated, ns)
+
     async def create(
         self,
         info: ResourceInfo,
@@ -251,14 +273,12 @@ class Registry:
             )
         if md.get("resourceVersion"):
             raise errors.internal("resourceVersion should not be set on objects to be created")
-        if not md.get("name") and md.get("generateName"):
-            md["name"] = meta.generate_name(md["generateName"])
         self._check_namespace(info, ns, md.get("name", ""))
         if self.admission is not None:
-            mutated = await self.admission.mutate("CREATE", info, sub, obj, None, dry_run)
-            if mutated is not None:
-                obj = self._coerce(info, mutated, ns)
-                md = obj["metadata"]
+            obj = await self._mutate("CREATE", info, ns, sub, obj, None, dry_run)
+            md = obj["metadata"]
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = meta.generate_name(md["generateName"])
         meta.prepare_create(md, info.generation)
         if info.custom is not None and info.has_status:
             obj.pop("status", None)
@@ -335,9 +355,7 @@ class Registry:
                 f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old['metadata'].get('uid')}",
             )
         if self.admission is not None:
-            mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run)
-            if mutated is not None:
-                obj = self._coerce(info, mutated, ns)
+            obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
         obj = self._merge_subresource(info, sub, obj, old)
         md = obj["metadata"]
         meta.keep_immutable(md, old["metadata"])

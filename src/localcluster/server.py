@@ -24,6 +24,8 @@ import msgspec
 from aiohttp import web
 
 from . import discovery, errors, openapi
+from .admission import WebhookAdmission
+from .aggregation import Aggregator
 from .controllers import GarbageCollector, NamespaceController
 from .crd import CRDController
 from .faults import Faults
@@ -102,6 +104,10 @@ class LocalAPIServer:
         self.crds = CRDController(self.registry, self.handler)
         self.gc = GarbageCollector(self.registry)
         self.namespaces = NamespaceController(self.registry)
+        self.admission = WebhookAdmission(self.store)
+        self.registry.admission = self.admission
+        self.aggregator = Aggregator(self.registry)
+        self.handler.proxy = self.aggregator.proxy
         self._runner: web.AppRunner | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.url = ""
@@ -127,6 +133,7 @@ class LocalAPIServer:
         self.gc.start()
         self.namespaces.start()
         self.crds.start()
+        self.aggregator.start()
         for ns in INITIAL_NAMESPACES:
             info = self.registry.lookup("", "v1", "namespaces")
             assert info is not None
@@ -157,6 +164,8 @@ class LocalAPIServer:
         self.store.close_all_watches()
         await self.gc.stop()
         await self.crds.stop()
+        await self.aggregator.stop()
+        await self.admission.close()
         await self.namespaces.stop()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -225,6 +234,9 @@ class LocalAPIServer:
                 )
             )
         if parts[0] == "apis" and len(parts) == 3:
+            proxied = await self.aggregator.proxy(request, parts[1], parts[2])
+            if proxied is not None:
+                return proxied
             return self._resource_list(parts[1], parts[2])
         target = parse_path(path)
         if target is None:
@@ -255,7 +267,7 @@ class LocalAPIServer:
                 versions = groups.setdefault(info.group, [])
                 if info.version not in versions:
                     versions.append(info.version)
-        for group, version in self.crds.extra_group_versions():
+        for group, version in self.aggregator.group_versions():
             versions = groups.setdefault(group, [])
             if version not in versions:
                 versions.append(version)
