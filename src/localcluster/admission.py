@@ -199,7 +199,15 @@ class WebhookAdmission:
         name = hook.get("name", "")
         try:
             return await self._call(hook, review)
-        except (aiohttp.ClientError, TimeoutError, ValueError, ssl.SSLError, ServiceUnresolvable, msgspec.DecodeError, OSError) as err:
+        except (
+            aiohttp.ClientError,
+            TimeoutError,
+            ValueError,
+            ssl.SSLError,
+            ServiceUnresolvable,
+            msgspec.DecodeError,
+            OSError,
+        ) as err:
             if hook.get("failurePolicy", "Fail") == "Ignore":
                 return None
             text = str(err) or type(err).__name__
