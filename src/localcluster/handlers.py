@@ -103,7 +103,11 @@ def json_response(
 
 
 def status_response(err: errors.StatusError) -> web.Response:
-    return json_response(_encode(err.status()), err.code)
+    headers = None
+    retry = (err.details or {}).get("retryAfterSeconds")
+    if retry:
+        headers = {"Retry-After": str(retry)}
+    return json_response(_encode(err.status()), err.code, headers)
 
 
 def entry_bytes(entry: Entry, info: ResourceInfo | None = None) -> bytes:
@@ -285,6 +289,11 @@ class ResourceHandler:
         q = request.query
         opts = DeleteOptions(dry_run=_dry_run(q))
         opts.propagation = q.get("propagationPolicy", "")
+        if q.get("gracePeriodSeconds"):
+            try:
+                opts.grace_period = int(q["gracePeriodSeconds"])
+            except ValueError:
+                raise errors.bad_request("invalid gracePeriodSeconds") from None
         if _bool(q.get("orphanDependents")):
             opts.propagation = "Orphan"
         if request.can_read_body:
@@ -298,6 +307,8 @@ class ResourceHandler:
                     opts.propagation = body.get("propagationPolicy") or opts.propagation
                     if body.get("orphanDependents") is True:
                         opts.propagation = "Orphan"
+                    if isinstance(body.get("gracePeriodSeconds"), int):
+                        opts.grace_period = body["gracePeriodSeconds"]
                     pre = body.get("preconditions") or {}
                     opts.uid = pre.get("uid")
                     opts.resource_version = pre.get("resourceVersion")

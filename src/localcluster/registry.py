@@ -68,6 +68,8 @@ class Registry:
         self.listeners: list[Listener] = []
         self.create_hooks = create_hooks(ClusterIPAllocator())
         # Called by CRD-backed resources to default, prune and validate (see crd.py).
+        # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
+        self.graceful_pod_deletion = False
         self.custom_default: Callable[[ResourceInfo, Obj], None] | None = None
         self.custom_prepare: Callable[[ResourceInfo, Obj, bool], list[FieldError]] | None = None
         for info in builtin_resources():
@@ -502,6 +504,27 @@ class Registry:
             and not info.group
             and bool((old.get("spec") or {}).get("finalizers"))
         )
+        grace = self._pod_grace_period(info, old, opts)
+        if grace > 0:
+            pending = omd.get("deletionGracePeriodSeconds")
+            unchanged = finalizers == list(omd.get("finalizers") or [])
+            if (
+                omd.get("deletionTimestamp")
+                and pending is not None
+                and pending <= grace
+                and unchanged
+            ):
+                return current, False
+            obj = copy.deepcopy(old)
+            md = obj["metadata"]
+            md["finalizers"] = finalizers
+            if not finalizers:
+                md.pop("finalizers")
+            md["deletionTimestamp"] = meta.rfc3339_after(grace)
+            md["deletionGracePeriodSeconds"] = grace
+            if opts.dry_run:
+                return Entry(obj, b"", self.store.rv), False
+            return self._commit(info, current, obj), False
         if finalizers or pending_spec:
             if omd.get("deletionTimestamp") and finalizers == list(omd.get("finalizers") or []):
                 return current, False
@@ -523,6 +546,23 @@ class Registry:
         if opts.dry_run:
             return current, True
         return self._remove(info, current), True
+
+    def _pod_grace_period(self, info: ResourceInfo, pod: Obj, opts: DeleteOptions) -> int:
+        """The graceful-deletion period of a pod, as the pod strategy computes it (0: delete now).
+
+        Only with `graceful_pod_deletion`, since only a kubelet ends a graceful deletion.
+        """
+        if not self.graceful_pod_deletion or info.kind != "Pod" or info.group:
+            return 0
+        spec = pod.get("spec") or {}
+        period = opts.grace_period
+        if period is None:
+            period = spec.get("terminationGracePeriodSeconds", 30)
+        if not spec.get("nodeName"):
+            return 0
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return 0
+        return max(int(period or 0), 0)
 
     async def delete_collection(
         self,

@@ -60,6 +60,9 @@ class ServerOptions:
     """Events buffered per watch before a slow consumer's stream is closed."""
     bookmark_interval: float = 5.0
     """Seconds between BOOKMARK events on watches that allow them."""
+    graceful_pod_deletion: bool = False
+    """Delete scheduled pods gracefully (deletionTimestamp first), as a cluster does; only useful
+    with a kubelet (simulated nodes) that finishes the deletion with gracePeriodSeconds=0."""
 
 
 class FaultHandle:
@@ -100,6 +103,7 @@ class LocalAPIServer:
         self._faults = Faults()
         self.faults = FaultHandle(self.store, self._faults)
         self.registry = Registry(self.store, self._faults)
+        self.registry.graceful_pod_deletion = self.options.graceful_pod_deletion
         self.handler = ResourceHandler(self.registry, self.options.bookmark_interval)
         self.crds = CRDController(self.registry, self.handler)
         self.gc = GarbageCollector(self.registry)

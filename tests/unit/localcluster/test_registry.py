@@ -1,0 +1,56 @@
+"""Registry semantics that need no HTTP: graceful pod deletion, no-op updates, dry run."""
+
+import aiohttp
+
+from agones.localcluster import LocalAPIServer
+from agones.localcluster.registry import DeleteOptions
+
+
+def _pod(node: str = "") -> dict:
+    spec: dict = {
+        "containers": [{"name": "c", "image": "x:1"}],
+        "terminationGracePeriodSeconds": 30,
+    }
+    if node:
+        spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+
+
+async def test_graceful_pod_deletion_waits_for_grace_zero() -> None:
+    async with LocalAPIServer(graceful_pod_deletion=True) as srv:
+        reg = srv.registry
+        pods = reg.lookup("", "v1", "pods")
+        assert pods is not None
+        await reg.create(pods, "default", _pod("node-1"))
+        entry, gone = await reg.delete(pods, "default", "p", DeleteOptions())
+        assert not gone
+        assert entry.obj["metadata"]["deletionGracePeriodSeconds"] == 30
+        assert entry.obj["metadata"]["deletionTimestamp"]
+        again, gone = await reg.delete(pods, "default", "p", DeleteOptions(grace_period=0))
+        assert gone
+        assert reg.store.get(pods.key, "default", "p") is None
+
+
+async def test_unscheduled_pod_is_deleted_at_once() -> None:
+    async with LocalAPIServer(graceful_pod_deletion=True) as srv:
+        pods = srv.registry.lookup("", "v1", "pods")
+        assert pods is not None
+        await srv.registry.create(pods, "default", _pod())
+        _, gone = await srv.registry.delete(pods, "default", "p", DeleteOptions())
+        assert gone
+
+
+async def test_in_loop_server_serves_http() -> None:
+    async with LocalAPIServer() as srv, aiohttp.ClientSession() as session:
+        async with session.get(f"{srv.url}/api/v1/namespaces/default") as resp:
+            assert resp.status == 200
+            body = await resp.json()
+            assert body["metadata"]["name"] == "default"
+        async with session.post(f"{srv.url}/_faults/fail-writes?count=1&code=429") as resp:
+            assert resp.status == 200
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+        async with session.post(f"{srv.url}/api/v1/namespaces/default/configmaps", json=cm) as resp:
+            assert resp.status == 429
+            assert resp.headers["Retry-After"] == "1"
+        async with session.post(f"{srv.url}/api/v1/namespaces/default/configmaps", json=cm) as resp:
+            assert resp.status == 201
