@@ -26,7 +26,7 @@ async def test_graceful_pod_deletion_waits_for_grace_zero() -> None:
         assert not gone
         assert entry.obj["metadata"]["deletionGracePeriodSeconds"] == 30
         assert entry.obj["metadata"]["deletionTimestamp"]
-        again, gone = await reg.delete(pods, "default", "p", DeleteOptions(grace_period=0))
+        _, gone = await reg.delete(pods, "default", "p", DeleteOptions(grace_period=0))
         assert gone
         assert reg.store.get(pods.key, "default", "p") is None
 
