@@ -20,6 +20,7 @@ from aiohttp import web
 from ..apis import field
 from . import errors
 from .meta import now_rfc3339
+from .protobuf import ProtobufError, decode_object
 from .registry import DeleteOptions, Registry
 from .resources import ResourceInfo
 from .selectors import (
@@ -164,6 +165,11 @@ async def _body(request: web.Request) -> Any:
     if not raw:
         raise errors.bad_request("the request body is empty")
     ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip()
+    if ctype == "application/vnd.kubernetes.protobuf":
+        try:
+            return decode_object(raw)
+        except ProtobufError as err:
+            raise errors.StatusError(415, "UnsupportedMediaType", str(err)) from None
     try:
         if ctype.endswith("yaml"):
             return yaml.safe_load(raw)
@@ -431,6 +437,14 @@ class ResourceHandler:
         await resp.prepare(request)
         deadline = time.monotonic() + timeout
         kind_prefix = {"kind": info.kind, "apiVersion": info.api_version}
+        table = (
+            (
+                q.get("includeObject", "Metadata"),
+                info.custom.printer_columns if info.custom else None,
+            )
+            if _wants_table(request)
+            else None
+        )
         try:
             if initial_end:
                 mark = {
@@ -451,20 +465,9 @@ class ResourceHandler:
                 if watcher.closed:
                     break
                 if batch:
-                    chunks = []
-                    for typ, obj, raw in batch:
-                        if raw and (
-                            info.custom is None
-                            or obj is None
-                            or obj.get("apiVersion") == info.api_version
-                        ):
-                            chunks.append(
-                                b'{"type":"' + typ.encode() + b'","object":' + raw + b"}\n"
-                            )
-                        else:
-                            if info.custom is not None and obj is not None and typ != "BOOKMARK":
-                                obj = {**obj, "apiVersion": info.api_version}
-                            chunks.append(_encode({"type": typ, "object": obj}) + b"\n")
+                    chunks = [
+                        self._event_line(info, typ, obj, raw, table) for typ, obj, raw in batch
+                    ]
                     await resp.write(b"".join(chunks))
                 if bookmarks and time.monotonic() >= next_bookmark:
                     mark = {**kind_prefix, "metadata": {"resourceVersion": str(store.rv)}}
@@ -475,6 +478,28 @@ class ResourceHandler:
         finally:
             store.stop_watch(info.key, watcher)
         return resp
+
+    @staticmethod
+    def _event_line(
+        info: ResourceInfo,
+        typ: str,
+        obj: dict[str, Any] | None,
+        raw: bytes,
+        table: tuple[str, Any] | None,
+    ) -> bytes:
+        """One watch event as a JSON line: the stored bytes when they can be used as they are, a
+        one-row Table for `as=Table` watches (kubectl get -w)."""
+        if table is not None and obj is not None and typ not in ("BOOKMARK", "ERROR"):
+            list_meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+            rendered = to_table([obj], table[1], list_meta, table[0])
+            return _encode({"type": typ, "object": rendered}) + b"\n"
+        if raw and (
+            info.custom is None or obj is None or obj.get("apiVersion") == info.api_version
+        ):
+            return b'{"type":"' + typ.encode() + b'","object":' + raw + b"}\n"
+        if info.custom is not None and obj is not None and typ != "BOOKMARK":
+            obj = {**obj, "apiVersion": info.api_version}
+        return _encode({"type": typ, "object": obj}) + b"\n"
 
     async def _subresource(
         self, request: web.Request, info: ResourceInfo, target: Target

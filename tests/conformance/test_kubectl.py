@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,39 @@ def test_kubectl_apply_builtin_twice(cluster: Cluster, namespace: str, tmp_path:
     )
     assert got["data"] == {"key": "two"}
     cluster.kubectl("delete", "configmap", "kcm", "-n", namespace, cache_dir=cache)
+
+
+def test_kubectl_imperative_create_of_builtins(cluster: Cluster, tmp_path: Path) -> None:
+    # kubectl's generators post protobuf bodies for these kinds.
+    cache = str(tmp_path / "cache")
+    ns = f"kc-{uuid.uuid4().hex[:8]}"
+    cluster.kubectl("create", "namespace", ns, cache_dir=cache)
+    try:
+        cluster.kubectl(
+            "create", "configmap", "cm1", "-n", ns, "--from-literal=a=b", cache_dir=cache
+        )
+        cluster.kubectl(
+            "create",
+            "secret",
+            "generic",
+            "s1",
+            "-n",
+            ns,
+            "--from-literal=pw=hunter2",
+            cache_dir=cache,
+        )
+        cluster.kubectl("create", "serviceaccount", "bot", "-n", ns, cache_dir=cache)
+        cluster.kubectl(
+            "create", "service", "clusterip", "web", "-n", ns, "--tcp=80:8080", cache_dir=cache
+        )
+        cm = cluster.api.get(f"/api/v1/namespaces/{ns}/configmaps/cm1").body
+        assert cm["data"] == {"a": "b"}
+        secret = cluster.api.get(f"/api/v1/namespaces/{ns}/secrets/s1").body
+        assert secret["data"] == {"pw": "aHVudGVyMg=="}
+        assert cluster.api.get(f"/api/v1/namespaces/{ns}/serviceaccounts/bot").status == 200
+        svc = cluster.api.get(f"/api/v1/namespaces/{ns}/services/web").body
+        assert svc["spec"]["ports"][0]["port"] == 80
+        assert svc["spec"]["ports"][0]["targetPort"] == 8080
+        assert svc["spec"]["selector"] == {"app": "web"}
+    finally:
+        cluster.kubectl("delete", "namespace", ns, "--wait=false", cache_dir=cache)

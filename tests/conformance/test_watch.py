@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.cluster import Cluster
@@ -150,3 +152,22 @@ def test_too_old_resource_version_is_410_gone(local_only: Cluster, namespace: st
     assert event["object"]["code"] == 410
     assert event["object"]["reason"] == "Expired"
     assert watch.next() is None
+
+
+def test_table_watch_for_kubectl_get_watch(cluster: Cluster, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    start = cluster.api.get(path).body["metadata"]["resourceVersion"]
+    params = {"watch": "true", "resourceVersion": start, "timeoutSeconds": "2"}
+    cluster.api.post(path, _cm("tw"))
+    resp = cluster.api.request(
+        "GET", path, query=params, accept="application/json;as=Table;v=v1;g=meta.k8s.io"
+    )
+    assert resp.status == 200
+    events = (
+        [json.loads(line) for line in resp.body.splitlines()]
+        if isinstance(resp.body, str)
+        else [resp.body]
+    )
+    added = next(e for e in events if e["type"] == "ADDED")
+    assert added["object"]["kind"] == "Table"
+    assert added["object"]["rows"][0]["cells"][0] == "tw"
