@@ -317,7 +317,18 @@ class Registry:
                 if body_name
                 else "name is required"
             )
-        return await self._update(info, ns, name, obj, sub, dry_run, strict=strict)
+        if obj["metadata"].get("resourceVersion"):
+            return await self._update(info, ns, name, obj, sub, dry_run, strict=strict)
+        # An unconditional update is retried against the latest object, like a patch.
+        for attempt in range(_PATCH_RETRIES):
+            try:
+                return await self._update(
+                    info, ns, name, copy.deepcopy(obj), sub, dry_run, strict=strict
+                )
+            except errors.StatusError as err:
+                if err.reason != "Conflict" or attempt == _PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     async def _update(
         self,
@@ -432,7 +443,22 @@ class Registry:
         strict: bool = False,
     ) -> Entry:
         await self.faults.before_write(info.group, info.resource, name)
-        current = self.get(info, ns, name)
+        # Without a resourceVersion precondition a patch is re-applied to the latest object when a
+        # concurrent write wins the race, as the apiserver's update loop does.
+        precondition = _patch_sets_resource_version(patch_type, patch)
+        for attempt in range(_PATCH_RETRIES):
+            current = self.get(info, ns, name)
+            obj = self._patched(info, ns, name, current, patch_type, patch)
+            try:
+                return await self._update(info, ns, name, obj, sub, dry_run, "UPDATE", strict)
+            except errors.StatusError as err:
+                if err.reason != "Conflict" or precondition or attempt == _PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _patched(
+        self, info: ResourceInfo, ns: str, name: str, current: Entry, patch_type: str, patch: Any
+    ) -> Obj:
         base = copy.deepcopy(current.obj)
         try:
             if patch_type == "json":
@@ -460,7 +486,7 @@ class Registry:
             raise errors.bad_request(
                 f"the name of the object ({obj['metadata'].get('name')}) does not match the name on the URL ({name})"
             )
-        return await self._update(info, ns, name, obj, sub, dry_run, "UPDATE", strict)
+        return obj
 
     async def delete(
         self, info: ResourceInfo, ns: str, name: str, opts: DeleteOptions, system: bool = False
@@ -609,6 +635,17 @@ class Registry:
 
     def force_remove(self, info: ResourceInfo, entry: Entry) -> Entry:
         return self._remove(info, entry)
+
+
+_PATCH_RETRIES = 5
+
+
+def _patch_sets_resource_version(patch_type: str, patch: Any) -> bool:
+    if patch_type == "json":
+        return isinstance(patch, list) and any(
+            isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch
+        )
+    return isinstance(patch, dict) and bool((patch.get("metadata") or {}).get("resourceVersion"))
 
 
 def _spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:

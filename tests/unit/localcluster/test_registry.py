@@ -1,8 +1,10 @@
 """Registry semantics that need no HTTP: graceful pod deletion, no-op updates, dry run."""
 
+import asyncio
+
 import aiohttp
 
-from agones.localcluster import LocalAPIServer
+from agones.localcluster import LocalAPIServer, errors
 from agones.localcluster.registry import DeleteOptions
 
 
@@ -54,3 +56,61 @@ async def test_in_loop_server_serves_http() -> None:
             assert resp.headers["Retry-After"] == "1"
         async with session.post(f"{srv.url}/api/v1/namespaces/default/configmaps", json=cm) as resp:
             assert resp.status == 201
+
+
+class _YieldingAdmission:
+    """Admission that lets other writes run while it 'calls' its webhooks."""
+
+    def mutating_configured(self) -> bool:
+        return False
+
+    async def mutate(self, *args: object) -> None:
+        return None
+
+    async def validate(self, *args: object) -> None:
+        await asyncio.sleep(0)
+
+
+async def test_concurrent_patches_without_precondition_both_apply() -> None:
+    async with LocalAPIServer() as srv:
+        reg = srv.registry
+        reg.admission = _YieldingAdmission()
+        cms = reg.lookup("", "v1", "configmaps")
+        assert cms is not None
+        await reg.create(cms, "default", {"metadata": {"name": "c"}, "data": {}})
+        await asyncio.gather(
+            reg.patch(cms, "default", "c", "merge", {"data": {"a": "1"}}),
+            reg.patch(cms, "default", "c", "merge", {"data": {"b": "2"}}),
+        )
+        entry = reg.store.get(cms.key, "default", "c")
+        assert entry is not None
+        assert entry.obj["data"] == {"a": "1", "b": "2"}
+
+
+async def test_concurrent_patch_with_precondition_conflicts() -> None:
+    async with LocalAPIServer() as srv:
+        reg = srv.registry
+        reg.admission = _YieldingAdmission()
+        cms = reg.lookup("", "v1", "configmaps")
+        assert cms is not None
+        created = await reg.create(cms, "default", {"metadata": {"name": "c"}, "data": {}})
+        rv = created.obj["metadata"]["resourceVersion"]
+        results = await asyncio.gather(
+            reg.patch(
+                cms,
+                "default",
+                "c",
+                "merge",
+                {"metadata": {"resourceVersion": rv}, "data": {"a": "1"}},
+            ),
+            reg.patch(
+                cms,
+                "default",
+                "c",
+                "merge",
+                {"metadata": {"resourceVersion": rv}, "data": {"b": "2"}},
+            ),
+            return_exceptions=True,
+        )
+        conflicts = [r for r in results if isinstance(r, errors.StatusError) and r.code == 409]
+        assert len(conflicts) == 1
