@@ -112,7 +112,10 @@ def status_response(err: errors.StatusError) -> web.Response:
 
 
 def entry_bytes(entry: Entry, info: ResourceInfo | None = None) -> bytes:
-    """The object's JSON, as the requested version when a CRD serves several (no-op conversion)."""
+    """The object's JSON as the requested version: converted from its stored form, or relabelled
+    when a CRD serves several versions (no-op conversion)."""
+    if info is not None and info.from_storage is not None:
+        return _encode(info.from_storage(entry.obj))
     if (
         info is not None
         and info.custom is not None
@@ -489,6 +492,8 @@ class ResourceHandler:
     ) -> bytes:
         """One watch event as a JSON line: the stored bytes when they can be used as they are, a
         one-row Table for `as=Table` watches (kubectl get -w)."""
+        if info.from_storage is not None and obj is not None and typ not in ("BOOKMARK", "ERROR"):
+            obj, raw = info.from_storage(obj), b""
         if table is not None and obj is not None and typ not in ("BOOKMARK", "ERROR"):
             list_meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
             rendered = to_table([obj], table[1], list_meta, table[0])

@@ -236,6 +236,8 @@ class Registry:
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
             md["namespace"] = ns
+        if info.to_storage is not None:
+            obj = info.to_storage(obj)
         return obj
 
     async def _mutate(
@@ -460,6 +462,8 @@ class Registry:
         self, info: ResourceInfo, ns: str, name: str, current: Entry, patch_type: str, patch: Any
     ) -> Obj:
         base = copy.deepcopy(current.obj)
+        if info.from_storage is not None:
+            base = info.from_storage(base)
         try:
             if patch_type == "json":
                 patched = apply_json_patch(base, patch)

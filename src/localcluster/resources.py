@@ -65,12 +65,15 @@ class ResourceInfo:
     verbs: tuple[str, ...] = ALL_VERBS
     # Set for custom resources: the crd.CustomResourceVersion serving this version.
     custom: Any = None
-    # Kind-specific hooks: defaults on create, and checks, see builtins.py.
-    on_create: Callable[[dict[str, Any]], None] | None = None
+    # Where objects are stored when another resource owns the storage (events.k8s.io/v1 events
+    # live with core/v1 events), with the conversions to and from the stored form.
+    storage: str = ""
+    to_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def key(self) -> str:
-        return f"{self.group}/{self.resource}"
+        return self.storage or f"{self.group}/{self.resource}"
 
     @property
     def api_version(self) -> str:
@@ -146,21 +149,58 @@ EVENT_FIELDS = {
     "type": _path("type"),
 }
 
-# events.k8s.io/v1 selects by the core/v1 field names, mapped onto its own shape.
+# events.k8s.io/v1 events are stored as core/v1 events: its field labels read the stored form.
 EVENTS_V1_FIELDS = {
     **COMMON_FIELDS,
-    "involvedObject.kind": _path("regarding", "kind"),
-    "involvedObject.namespace": _path("regarding", "namespace"),
-    "involvedObject.name": _path("regarding", "name"),
-    "involvedObject.uid": _path("regarding", "uid"),
-    "involvedObject.apiVersion": _path("regarding", "apiVersion"),
-    "involvedObject.resourceVersion": _path("regarding", "resourceVersion"),
-    "involvedObject.fieldPath": _path("regarding", "fieldPath"),
-    "reason": _path("reason"),
-    "reportingComponent": _path("reportingController"),
-    "source": _path("reportingController"),
-    "type": _path("type"),
+    **{
+        f"regarding.{f}": EVENT_FIELDS[f"involvedObject.{f}"]
+        for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+    },
+    "reason": EVENT_FIELDS["reason"],
+    "reportingController": EVENT_FIELDS["reportingComponent"],
+    "deprecatedSource": EVENT_FIELDS["source"],
+    "type": EVENT_FIELDS["type"],
 }
+
+# (core/v1 field, events.k8s.io/v1 field) pairs of the Event conversion.
+_EVENT_FIELD_PAIRS = (
+    ("involvedObject", "regarding"),
+    ("message", "note"),
+    ("related", "related"),
+    ("reportingComponent", "reportingController"),
+    ("reportingInstance", "reportingInstance"),
+    ("source", "deprecatedSource"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("count", "deprecatedCount"),
+    ("eventTime", "eventTime"),
+    ("action", "action"),
+    ("reason", "reason"),
+    ("type", "type"),
+    ("series", "series"),
+)
+
+
+def event_to_core(obj: dict[str, Any]) -> dict[str, Any]:
+    """An events.k8s.io/v1 Event in its stored core/v1 form."""
+    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Event", "metadata": obj.get("metadata", {})}
+    for core, v1 in _EVENT_FIELD_PAIRS:
+        if v1 in obj:
+            out[core] = obj[v1]
+    return out
+
+
+def event_from_core(obj: dict[str, Any]) -> dict[str, Any]:
+    """A stored core/v1 Event as events.k8s.io/v1 serves it."""
+    out: dict[str, Any] = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": obj.get("metadata", {}),
+    }
+    for core, v1 in _EVENT_FIELD_PAIRS:
+        if core in obj:
+            out[v1] = obj[core]
+    return out
 
 
 def builtin_resources() -> list[ResourceInfo]:
@@ -291,6 +331,9 @@ def builtin_resources() -> list[ResourceInfo]:
             frozenset(),
             EVENTS_V1_FIELDS,
             _meta(),
+            storage="/events",
+            to_storage=event_to_core,
+            from_storage=event_from_core,
         ),
         ResourceInfo(
             "coordination.k8s.io",

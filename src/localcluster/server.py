@@ -158,10 +158,36 @@ class LocalAPIServer:
         self.port = sockets[0].getsockname()[1]
         scheme = "https" if opts.tls else "http"
         self.url = f"{scheme}://{opts.host}:{self.port}"
+        await self._create_kubernetes_service()
         self.kubeconfig = str(
             write_kubeconfig(
                 opts.kubeconfig or tmp / "kubeconfig", self.url, self.ca_file, opts.token
             )
+        )
+
+    async def _create_kubernetes_service(self) -> None:
+        """default/kubernetes, as every cluster has: the API server's own Service and Endpoints."""
+        svc_info = self.registry.lookup("", "v1", "services")
+        eps_info = self.registry.lookup("", "v1", "endpoints")
+        assert svc_info is not None and eps_info is not None
+        port = {"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.port}
+        svc = {
+            "metadata": {
+                "name": "kubernetes",
+                "labels": {"component": "apiserver", "provider": "kubernetes"},
+            },
+            "spec": {"clusterIP": "10.96.0.1", "ports": [port]},
+        }
+        await self.registry.create(svc_info, "default", svc, system=True)
+        subset = {
+            "addresses": [{"ip": self.options.host}],
+            "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}],
+        }
+        await self.registry.create(
+            eps_info,
+            "default",
+            {"metadata": {"name": "kubernetes"}, "subsets": [subset]},
+            system=True,
         )
 
     async def stop(self) -> None:

@@ -216,3 +216,42 @@ def test_lease_and_events_round_trip(cluster: Cluster, namespace: str) -> None:
     }
     resp = cluster.api.post(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", ev)
     assert resp.status == 201, resp
+
+
+def test_events_are_one_resource_in_two_apis(cluster: Cluster, namespace: str) -> None:
+    ev = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "both"},
+        "eventTime": "2024-01-01T00:00:00.000000Z",
+        "reportingController": "agones-py/test",
+        "reportingInstance": "test-1",
+        "action": "Testing",
+        "reason": "Converted",
+        "type": "Warning",
+        "regarding": {"kind": "ConfigMap", "name": "target", "namespace": namespace},
+        "note": "seen from both sides",
+    }
+    assert (
+        cluster.api.post(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", ev).status == 201
+    )
+    core = cluster.api.get(f"/api/v1/namespaces/{namespace}/events/both").body
+    assert core["apiVersion"] == "v1"
+    assert core["involvedObject"]["name"] == "target"
+    assert core["message"] == "seen from both sides"
+    assert core["reportingComponent"] == "agones-py/test"
+    v1 = cluster.api.get(
+        f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+        fieldSelector="regarding.name=target",
+    ).body
+    assert [e["metadata"]["name"] for e in v1["items"]] == ["both"]
+    assert v1["items"][0]["note"] == "seen from both sides"
+    assert v1["items"][0]["apiVersion"] == "events.k8s.io/v1"
+    patched = cluster.api.patch(
+        f"/apis/events.k8s.io/v1/namespaces/{namespace}/events/both", {"note": "changed"}
+    )
+    assert patched.status == 200, patched
+    assert patched.body["note"] == "changed"
+    assert (
+        cluster.api.get(f"/api/v1/namespaces/{namespace}/events/both").body["message"] == "changed"
+    )
