@@ -438,6 +438,9 @@ class ResourceHandler:
             await resp.write(_encode({"type": "ERROR", "object": err.status()}) + b"\n")
             return resp
         await resp.prepare(request)
+        transport = request.transport
+        if transport is not None:
+            watcher.on_overrun = transport.abort
         deadline = time.monotonic() + timeout
         kind_prefix = {"kind": info.kind, "apiVersion": info.api_version}
         table = (

@@ -42,6 +42,7 @@ class Watcher:
         "close_reason",
         "closed",
         "namespace",
+        "on_overrun",
         "predicate",
     )
 
@@ -52,6 +53,9 @@ class Watcher:
         self.closed = False
         self.close_reason = ""
         self._items: deque[tuple[str, Obj | None, bytes]] = deque()
+        # Called once when the consumer falls `capacity` events behind (the server aborts its
+        # connection: a consumer stuck mid-write would otherwise hold it forever).
+        self.on_overrun: Callable[[], None] | None = None
         self._wakeup = asyncio.Event()
 
     def interested(self, event: Event) -> tuple[str, Obj | None, bytes] | None:
@@ -92,6 +96,8 @@ class Watcher:
             return
         if len(self._items) >= self.capacity:
             self.close("watcher overrun: consumer too slow")
+            if self.on_overrun is not None:
+                self.on_overrun()
             return
         self._items.append(item)
         self._wakeup.set()

@@ -9,16 +9,16 @@ import urllib.parse
 
 import pytest
 
-from tests.cluster import Cluster
+from tests.cluster import Cluster, wait_for
 from tests.conformance.watching import WatchCollector, is_event
 
 
-def _cm(name: str) -> dict:
+def _cm(name: str, size: int = 2048) -> dict:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": name},
-        "data": {"blob": "x" * 2048},
+        "data": {"blob": "x" * size},
     }
 
 
@@ -62,8 +62,9 @@ def test_write_latency(local_only: Cluster, namespace: str) -> None:
 def _stalled_watch(cluster: Cluster, path: str, rv: str) -> socket.socket:
     """Open a watch over a raw socket and never read from it (a stopped consumer)."""
     url = urllib.parse.urlsplit(cluster.url)
-    sock = socket.create_connection((url.hostname, url.port))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((url.hostname, url.port))
     sock.sendall(
         f"GET {path}?watch=true&resourceVersion={rv} HTTP/1.1\r\nHost: {url.hostname}\r\nAccept: application/json\r\n\r\n".encode()
     )
@@ -74,25 +75,34 @@ def test_stopped_watch_consumer_never_blocks_writes(local_only: Cluster, namespa
     cluster = local_only
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     rv = cluster.api.get(path).body["metadata"]["resourceVersion"]
-    stalled = [_stalled_watch(cluster, path, rv) for _ in range(3)]
     live = WatchCollector(cluster.api, path, resourceVersion=rv, timeoutSeconds=120)
+    stalled = [_stalled_watch(cluster, path, rv) for _ in range(3)]
+    wait_for(lambda: cluster.fault("stats")["watchers"] >= 4, what="watches registered")
+    before = cluster.fault("stats")["watchers"]
     try:
         done = threading.Event()
         errors: list[object] = []
 
         def writer() -> None:
-            # Far more than the socket buffers and watcher queues of the stalled consumers hold.
-            for i in range(400):
-                resp = cluster.api.post(path, _cm(f"flood-{i}"))
-                if resp.status != 201:
-                    errors.append(resp)
-            done.set()
+            # 25 MB: far more than the stalled consumers' socket buffers and watcher queues hold.
+            try:
+                for i in range(400):
+                    resp = cluster.api.post(path, _cm(f"flood-{i}", size=64 * 1024))
+                    if resp.status != 201:
+                        errors.append(resp)
+            except Exception as err:
+                errors.append(err)
+            finally:
+                done.set()
 
         thread = threading.Thread(target=writer, daemon=True)
         thread.start()
         assert done.wait(120), "writes stalled behind stopped watch consumers"
         assert errors == []
         live.wait_for(is_event("ADDED", "flood-399"), timeout=60)
+        # The stopped consumers fell behind and were cut off; the live one was not.
+        assert cluster.fault("stats")["watchers"] <= before - 3
+        assert not live.ended.is_set()
     finally:
         for s in stalled:
             s.close()
