@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import ipaddress
 from collections.abc import Callable
 from typing import Any
@@ -187,3 +188,45 @@ def create_hooks(alloc: ClusterIPAllocator) -> dict[tuple[str, str], Hook]:
         ("", "Namespace"): create_namespace,
         ("", "Secret"): create_secret,
     }
+
+
+_POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
+    "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
+    "was previously negative)"
+)
+
+
+def validate_pod_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """A pod's spec is immutable but for images, activeDeadlineSeconds, added tolerations and
+    removed scheduling gates (the apiserver's ValidatePodUpdate, without its diff)."""
+    new_spec = copy.deepcopy(new.get("spec") or {})
+    old_spec = old.get("spec") or {}
+    for kind in ("containers", "initContainers"):
+        olds = old_spec.get(kind) or []
+        news = new_spec.get(kind) or []
+        if len(olds) == len(news):
+            for n, o in zip(news, olds, strict=True):
+                if isinstance(n, dict) and isinstance(o, dict) and "image" in o:
+                    n["image"] = o["image"]
+    old_tolerations = old_spec.get("tolerations") or []
+    new_tolerations = new_spec.get("tolerations") or []
+    if all(t in new_tolerations for t in old_tolerations):
+        new_spec["tolerations"] = old_spec.get("tolerations")
+    old_gates = old_spec.get("schedulingGates") or []
+    if all(g in old_gates for g in new_spec.get("schedulingGates") or []):
+        new_spec["schedulingGates"] = old_spec.get("schedulingGates")
+    for k in ("activeDeadlineSeconds", "terminationGracePeriodSeconds"):
+        new_spec[k] = old_spec.get(k)
+    normalized_old = {**old_spec}
+    for k in (
+        "tolerations",
+        "schedulingGates",
+        "activeDeadlineSeconds",
+        "terminationGracePeriodSeconds",
+    ):
+        normalized_old[k] = old_spec.get(k)
+    if new_spec != normalized_old:
+        return [field.forbidden("spec", _POD_UPDATE_FORBIDDEN)]
+    return []

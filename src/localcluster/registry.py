@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from ..apis import field
 from ..apis.field import FieldError
 from . import errors, meta
-from .builtins import ClusterIPAllocator, create_hooks
+from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .faults import Faults
 from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from .resources import ResourceInfo, builtin_resources
@@ -390,6 +390,10 @@ class Registry:
                 )
         if info.generation and _spec_changed(info, obj, old):
             md["generation"] = old["metadata"].get("generation", 0) + 1
+        if info.kind == "Pod" and not info.group and not sub:
+            errs = validate_pod_update(obj, old)
+            if errs:
+                raise errors.invalid("", "Pod", name, errs)
         if info.kind == "Secret" and not info.group:
             errs = _secret_update(obj)
             if errs:
@@ -662,8 +666,6 @@ def _spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:
 
 
 def _secret_update(obj: Obj) -> list[FieldError]:
-    from .builtins import normalize_secret
-
     return normalize_secret(obj)
 
 

@@ -117,22 +117,53 @@ def _pod(name: str) -> dict:
 def test_strategic_merge_patch_merges_lists_by_key(cluster: Cluster, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/pods"
     assert cluster.api.post(path, _pod("smp")).status == 201
+    # Only images may change in a pod's containers: the list merges by name.
     patch = {
         "metadata": {"labels": {"l": "v"}},
-        "spec": {"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}]}]},
+        "spec": {"containers": [{"name": "b", "image": "registry.k8s.io/pause:3.10"}]},
     }
     resp = cluster.api.patch(f"{path}/smp", patch, "strategic")
     assert resp.status == 200, resp
     containers = resp.body["spec"]["containers"]
     assert [c["name"] for c in containers] == ["a", "b"]
-    assert containers[0]["image"] == "registry.k8s.io/pause:3.9"
-    assert containers[0]["env"] == [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]
+    assert [c["image"] for c in containers] == [
+        "registry.k8s.io/pause:3.9",
+        "registry.k8s.io/pause:3.10",
+    ]
+    assert containers[0]["env"] == [{"name": "X", "value": "1"}]
     assert [p["containerPort"] for p in containers[0]["ports"]] == [80, 81]
     assert resp.body["metadata"]["labels"] == {"l": "v"}
-    # The same list in a merge patch replaces it wholesale.
     merged = cluster.api.patch(f"{path}/smp", {"metadata": {"labels": {"l": None}}})
     assert "l" not in (merged.body["metadata"].get("labels") or {})
     cluster.api.delete(f"{path}/smp", gracePeriodSeconds=0)
+
+
+def test_pod_spec_is_immutable_but_for_images(cluster: Cluster, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    assert cluster.api.post(path, _pod("immut")).status == 201
+    patch = {"spec": {"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}]}]}}
+    resp = cluster.api.patch(f"{path}/immut", patch, "strategic")
+    assert resp.status == 422
+    assert resp.body["reason"] == "Invalid"
+    assert resp.body["details"]["causes"][0]["field"] == "spec"
+    assert resp.body["details"]["causes"][0]["reason"] == "FieldValueForbidden"
+    cluster.api.delete(f"{path}/immut", gracePeriodSeconds=0)
+
+
+def test_strategic_merge_patch_nested_merge_keys(cluster: Cluster, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/serviceaccounts"
+    sa = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "smpsa"},
+        "imagePullSecrets": [{"name": "one"}],
+    }
+    assert cluster.api.post(path, sa).status == 201
+    resp = cluster.api.patch(f"{path}/smpsa", {"imagePullSecrets": [{"name": "two"}]}, "strategic")
+    assert resp.status == 200
+    assert resp.body["imagePullSecrets"] == [{"name": "one"}, {"name": "two"}]
+    replaced = cluster.api.patch(f"{path}/smpsa", {"imagePullSecrets": [{"name": "three"}]})
+    assert replaced.body["imagePullSecrets"] == [{"name": "three"}]
 
 
 def test_strategic_merge_patch_delete_directive_and_finalizers(
