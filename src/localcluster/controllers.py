@@ -19,7 +19,8 @@ from collections import defaultdict
 from typing import Any
 
 from . import errors
-from .registry import DeleteOptions, Registry
+from .deletion import DeleteOptions
+from .registry import Registry
 from .resources import ResourceInfo
 
 log = logging.getLogger(__name__)

@@ -23,6 +23,7 @@ from ..apis import field as fielderr
 from ..apis.field import FieldError
 from . import errors, schema
 from .meta import now_rfc3339
+from .requests import is_dry_run, json_response, read_body
 from .resources import COMMON_FIELDS, ResourceInfo
 
 log = logging.getLogger(__name__)
@@ -304,7 +305,6 @@ class CRDController:
     async def scale(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
     ) -> web.StreamResponse:
-        from .handlers import _body, _dry_run, json_response
         from .patch import PatchError, apply_json_patch, apply_merge_patch
         from .table import jsonpath
 
@@ -339,10 +339,10 @@ class CRDController:
             return json_response(_encode(to_scale(entry.obj)))
         current = to_scale(entry.obj)
         if method == "PUT":
-            body = await _body(request)
+            body = await read_body(request)
         elif method == "PATCH":
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
-            patch = await _body(request)
+            patch = await read_body(request)
             try:
                 if ctype == "application/json-patch+json":
                     body = apply_json_patch(current, patch)
@@ -374,5 +374,5 @@ class CRDController:
         for step in steps[:-1]:
             cur = cur.setdefault(step, {})
         cur[steps[-1]] = replicas
-        updated = await self.registry._update(info, ns, name, obj, "", _dry_run(request.query))
+        updated = await self.registry._update(info, ns, name, obj, "", is_dry_run(request.query))
         return json_response(_encode(to_scale(updated.obj)))

@@ -18,8 +18,9 @@ from typing import Any, Protocol
 
 from ..apis import field
 from ..apis.field import FieldError
-from . import errors, meta
+from . import deletion, errors, meta
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
+from .deletion import DeleteOptions
 from .faults import Faults
 from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from .resources import ResourceInfo, builtin_resources
@@ -47,15 +48,6 @@ class ListResult:
     rv: int
     continue_token: str
     remaining: int | None
-
-
-@dataclass
-class DeleteOptions:
-    propagation: str = ""
-    dry_run: bool = False
-    uid: str | None = None
-    resource_version: str | None = None
-    grace_period: int | None = None
 
 
 class Registry:
@@ -496,6 +488,8 @@ class Registry:
             )
         return obj
 
+    # --- deletion (deletion.py) ---
+
     async def delete(
         self, info: ResourceInfo, ns: str, name: str, opts: DeleteOptions, system: bool = False
     ) -> tuple[Entry, bool]:
@@ -503,100 +497,7 @@ class Registry:
 
         `system` deletions (the garbage collector's, the namespace controller's) skip fault injection.
         """
-        if not system:
-            await self.faults.before_write(info.group, info.resource, name)
-        current = self.get(info, ns, name)
-        old = current.obj
-        omd = old["metadata"]
-        if opts.uid is not None and opts.uid != omd.get("uid"):
-            raise errors.conflict(
-                info.group,
-                info.resource,
-                name,
-                f"Precondition failed: UID in precondition: {opts.uid}, UID in object meta: {omd.get('uid')}",
-            )
-        if opts.resource_version is not None and opts.resource_version != omd.get(
-            "resourceVersion"
-        ):
-            raise errors.conflict(
-                info.group,
-                info.resource,
-                name,
-                f"Precondition failed: ResourceVersion in precondition: {opts.resource_version}, ResourceVersion in object meta: {omd.get('resourceVersion')}",
-            )
-        if self.admission is not None:
-            await self.admission.validate("DELETE", info, "", None, old, opts.dry_run)
-        finalizers = list(omd.get("finalizers") or [])
-        policy = opts.propagation
-        gc_finalizers = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
-        if policy:
-            finalizers = [f for f in finalizers if f not in ("orphan", "foregroundDeletion")]
-            if policy in gc_finalizers:
-                finalizers.append(gc_finalizers[policy])
-        pending_spec = (
-            info.kind == "Namespace"
-            and not info.group
-            and bool((old.get("spec") or {}).get("finalizers"))
-        )
-        grace = self._pod_grace_period(info, old, opts)
-        if grace > 0:
-            pending = omd.get("deletionGracePeriodSeconds")
-            unchanged = finalizers == list(omd.get("finalizers") or [])
-            if (
-                omd.get("deletionTimestamp")
-                and pending is not None
-                and pending <= grace
-                and unchanged
-            ):
-                return current, False
-            obj = copy.deepcopy(old)
-            md = obj["metadata"]
-            md["finalizers"] = finalizers
-            if not finalizers:
-                md.pop("finalizers")
-            md["deletionTimestamp"] = meta.rfc3339_after(grace)
-            md["deletionGracePeriodSeconds"] = grace
-            if opts.dry_run:
-                return Entry(obj, b"", self.store.rv), False
-            return self._commit(info, current, obj), False
-        if finalizers or pending_spec:
-            if omd.get("deletionTimestamp") and finalizers == list(omd.get("finalizers") or []):
-                return current, False
-            obj = copy.deepcopy(old)
-            md = obj["metadata"]
-            md["finalizers"] = finalizers
-            if not finalizers:
-                md.pop("finalizers")
-            if not md.get("deletionTimestamp"):
-                md["deletionTimestamp"] = meta.now_rfc3339()
-                md["deletionGracePeriodSeconds"] = 0
-                if "generation" in md:
-                    md["generation"] += 1
-            if info.kind == "Namespace" and not info.group:
-                obj.setdefault("status", {})["phase"] = "Terminating"
-            if opts.dry_run:
-                return Entry(obj, b"", self.store.rv), False
-            return self._commit(info, current, obj), False
-        if opts.dry_run:
-            return current, True
-        return self._remove(info, current), True
-
-    def _pod_grace_period(self, info: ResourceInfo, pod: Obj, opts: DeleteOptions) -> int:
-        """The graceful-deletion period of a pod, as the pod strategy computes it (0: delete now).
-
-        Only with `graceful_pod_deletion`, since only a kubelet ends a graceful deletion.
-        """
-        if not self.graceful_pod_deletion or info.kind != "Pod" or info.group:
-            return 0
-        spec = pod.get("spec") or {}
-        period = opts.grace_period
-        if period is None:
-            period = spec.get("terminationGracePeriodSeconds", 30)
-        if not spec.get("nodeName"):
-            return 0
-        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            return 0
-        return max(int(period or 0), 0)
+        return await deletion.delete(self, info, ns, name, opts, system)
 
     async def delete_collection(
         self,
@@ -606,18 +507,7 @@ class Registry:
         fields: FieldSelector,
         opts: DeleteOptions,
     ) -> list[Entry]:
-        result = self.list_entries(info, ns, labels, fields)
-        out = []
-        for entry in result.entries:
-            md = entry.obj["metadata"]
-            try:
-                obj, _ = await self.delete(info, md.get("namespace", ""), md["name"], opts)
-            except errors.StatusError as err:
-                if err.code == 404:
-                    continue
-                raise
-            out.append(obj)
-        return out
+        return await deletion.delete_collection(self, info, ns, labels, fields, opts)
 
     # --- helpers for controllers (no admission, no fault injection) ---
 

@@ -29,9 +29,10 @@ from .aggregation import Aggregator
 from .controllers import GarbageCollector, NamespaceController
 from .crd import CRDController
 from .faults import Faults
-from .handlers import JSON, ResourceHandler, json_response, parse_path, status_response
+from .handlers import ResourceHandler, parse_path
 from .kubeconfig import make_ca_and_cert, write_kubeconfig
 from .registry import Registry
+from .requests import JSON, json_response, status_response
 from .store import Store
 
 log = logging.getLogger(__name__)

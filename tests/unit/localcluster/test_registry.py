@@ -5,7 +5,7 @@ import asyncio
 import aiohttp
 
 from agones.localcluster import LocalAPIServer, errors
-from agones.localcluster.registry import DeleteOptions
+from agones.localcluster.deletion import DeleteOptions
 
 
 def _pod(node: str = "") -> dict:
