@@ -150,7 +150,9 @@ def test_pod_spec_is_immutable_but_for_images(cluster: Cluster, namespace: str) 
     cluster.api.delete(f"{path}/immut", gracePeriodSeconds=0)
 
 
-def test_strategic_merge_patch_of_service_account_pull_secrets(cluster: Cluster, namespace: str) -> None:
+def test_strategic_merge_patch_of_service_account_pull_secrets(
+    cluster: Cluster, namespace: str
+) -> None:
     path = f"/api/v1/namespaces/{namespace}/serviceaccounts"
     sa = {
         "apiVersion": "v1",
