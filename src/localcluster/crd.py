@@ -22,7 +22,10 @@ from aiohttp import web
 from ..apis import field as fielderr
 from ..apis.field import FieldError
 from . import errors, schema
+from .deletion import DeleteOptions
+from .handlers import ResourceHandler
 from .meta import now_rfc3339
+from .registry import Registry
 from .requests import is_dry_run, json_response, read_body
 from .resources import COMMON_FIELDS, ResourceInfo
 
@@ -139,11 +142,12 @@ def infos_for(crd: Obj) -> list[ResourceInfo]:
 
 
 class CRDController:
-    def __init__(self, registry: Any, handler: Any) -> None:
+    def __init__(self, registry: Registry, handler: ResourceHandler) -> None:
         self.registry = registry
         self.handler = handler
         self.preferred: dict[str, str] = {}
         self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural)
+        self._terminating: set[str] = set()
         self.queue: asyncio.Queue[str] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         registry.listeners.append(self.observe)
@@ -170,8 +174,19 @@ class CRDController:
     # --- serving ---
 
     def observe(self, info: ResourceInfo, old: Obj | None, new: Obj | None) -> None:
+        if info.custom is not None and new is None:
+            # A custom resource went away: its CRD may be waiting for that to finish deleting.
+            for crd_name, (group, plural) in self._served.items():
+                if f"{group}/{plural}" == info.key and crd_name in self._terminating:
+                    self.queue.put_nowait(crd_name)
+            return
         if info.kind != "CustomResourceDefinition" or info.group != "apiextensions.k8s.io":
             return
+        crd_name = (new or old or {}).get("metadata", {}).get("name", "")
+        if new is not None and new["metadata"].get("deletionTimestamp"):
+            self._terminating.add(crd_name)
+        elif new is None:
+            self._terminating.discard(crd_name)
         name = (new or old or {}).get("metadata", {}).get("name", "")
         if new is None:
             served = self._served.pop(name, None)
@@ -216,6 +231,7 @@ class CRDController:
 
     async def _sync(self, name: str) -> None:
         crd_info = self.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        assert crd_info is not None
         entry = self.registry.store.get(crd_info.key, "", name)
         if entry is None:
             return
@@ -257,8 +273,20 @@ class CRDController:
         key = f"{spec['group']}/{spec['names']['plural']}"
         info = self.registry.by_key(key)
         if info is not None:
-            for obj_entry in list(self.registry.store.list(key)):
-                self.registry.force_remove(info, obj_entry)
+            remaining = list(self.registry.store.list(key))
+            for obj_entry in remaining:
+                md = obj_entry.obj["metadata"]
+                if not md.get("deletionTimestamp"):
+                    try:
+                        await self.registry.delete(
+                            info, md.get("namespace", ""), md["name"], DeleteOptions(), system=True
+                        )
+                    except errors.StatusError as err:
+                        if err.code != 404:
+                            raise
+            if any(True for _ in self.registry.store.list(key)):
+                # Custom resources with finalizers: wait until they are gone (observe re-queues).
+                return
         latest = self.registry.store.get(crd_info.key, "", entry.obj["metadata"]["name"])
         if latest is None:
             return

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.cluster import Cluster, wait_for
-from tests.conformance.conftest import CRD, install_crd, new_crd
+from tests.conformance.conftest import CRD, established, install_crd, new_crd, widget_crd_manifest
 
 
 def _causes(resp: object) -> list[tuple[str, str, str]]:
@@ -260,3 +260,61 @@ def test_deleting_a_crd_removes_its_resources(cluster: Cluster, namespace: str) 
         timeout=60,
         what="custom resources gone",
     )
+
+
+def test_crd_deletion_waits_for_custom_resource_finalizers(
+    cluster: Cluster, namespace: str
+) -> None:
+    crd = new_crd("blocker")
+    install_crd(cluster, crd)
+    crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd.name}"
+    assert (
+        cluster.api.post(
+            crd.path(namespace), crd.obj("held", finalizers=["example.com/hold"])
+        ).status
+        == 201
+    )
+    cluster.api.delete(crd_path)
+    held = wait_for(
+        lambda: (
+            (r := cluster.api.get(crd.path(namespace, "held"))).status == 200
+            and r.body["metadata"].get("deletionTimestamp")
+            and r
+        ),
+        timeout=60,
+        what="custom resource marked for deletion",
+    )
+    assert held.body["metadata"]["finalizers"] == ["example.com/hold"]
+    assert cluster.api.get(crd_path).body["metadata"]["deletionTimestamp"]
+    cluster.api.patch(crd.path(namespace, "held"), {"metadata": {"finalizers": None}})
+    wait_for(lambda: cluster.api.get(crd_path).status == 404, timeout=60, what="CRD gone")
+
+
+def test_crd_serves_several_versions_of_one_storage(cluster: Cluster, namespace: str) -> None:
+    crd = new_crd("duo")
+    manifest = widget_crd_manifest(crd)
+    v1 = manifest["spec"]["versions"][0]
+    beta = {**v1, "name": "v1beta1", "storage": False}
+    manifest["spec"]["versions"] = [v1, beta]
+    resp = cluster.api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", manifest)
+    assert resp.status == 201, resp
+    wait_for(lambda: established(cluster, crd.name), what="CRD established")
+    wait_for(
+        lambda: cluster.api.get(f"/apis/{crd.group}/v1beta1").status == 200, what="v1beta1 served"
+    )
+    try:
+        body = crd.obj("dual", {"replicas": 2})
+        body["apiVersion"] = f"{crd.group}/v1beta1"
+        created = cluster.api.post(
+            f"/apis/{crd.group}/v1beta1/namespaces/{namespace}/{crd.plural}", body
+        )
+        assert created.status == 201, created
+        assert created.body["apiVersion"] == f"{crd.group}/v1beta1"
+        as_v1 = cluster.api.get(crd.path(namespace, "dual")).body
+        assert as_v1["apiVersion"] == f"{crd.group}/v1"
+        assert as_v1["spec"]["replicas"] == 2
+        group = cluster.api.get(f"/apis/{crd.group}").body
+        assert group["preferredVersion"]["version"] == "v1"
+        assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"]
+    finally:
+        cluster.api.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd.name}")
