@@ -166,15 +166,8 @@ def _scalar(kind: str, wire: int, value: Any) -> Any:
         return base64.b64encode(bytes(value)).decode()
     if kind == "bool":
         return bool(value)
-    if kind == "int32":
-        return (
-            _signed(value, 64)
-            if value >= 1 << 63
-            else _signed(value & 0xFFFFFFFF, 32)
-            if value < 1 << 32
-            else value
-        )
-    if kind == "int64":
+    if kind in ("int32", "int64"):
+        # Negative values of both are sent as 64-bit two's complement varints.
         return _signed(value, 64)
     if kind == "time":
         t = decode_message(bytes(value), TIME)
