@@ -188,3 +188,27 @@ def test_kubectl_imperative_create_of_builtins(cluster: Cluster, tmp_path: Path)
         assert svc["spec"]["selector"] == {"app": "web"}
     finally:
         cluster.kubectl("delete", "namespace", ns, "--wait=false", cache_dir=cache)
+
+
+def test_kubectl_server_side_apply(
+    cluster: Cluster, namespace: str, widgets: CRD, tmp_path: Path
+) -> None:
+    cache = str(tmp_path / "cache")
+    for replicas in (2, 5):
+        out = cluster.kubectl(
+            "apply",
+            "--server-side",
+            "-f",
+            "-",
+            stdin=_manifest(widgets, namespace, replicas).replace("name: kw", "name: ssa"),
+            cache_dir=cache,
+        )
+        assert "serverside-applied" in out.stdout
+        got = json.loads(
+            cluster.kubectl(
+                "get", widgets.plural, "ssa", "-n", namespace, "-o", "json", cache_dir=cache
+            ).stdout
+        )
+        assert got["spec"]["replicas"] == replicas
+        assert got["spec"]["ports"] == [{"containerPort": 7654, "protocol": "UDP"}]
+    cluster.kubectl("delete", widgets.plural, "ssa", "-n", namespace, cache_dir=cache)
