@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -125,7 +126,12 @@ class Cluster:
     kubeconfig: str
     local: bool
     url: str = ""
+    ca_file: str | None = None
+    token: str | None = None
     api: Api = field(init=False)
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        return ssl.create_default_context(cafile=self.ca_file) if self.ca_file else None
 
     def __post_init__(self) -> None:
         self.api = Api(self.kubeconfig)
@@ -136,7 +142,7 @@ class Cluster:
             raise RuntimeError("fault injection needs the local API server")
         query = "&".join(f"{k}={v}" for k, v in params.items())
         req = urllib.request.Request(f"{self.url}/_faults/{action}?{query}", method="POST")
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with urllib.request.urlopen(req, timeout=10, context=self.ssl_context()) as resp:
             return json.loads(resp.read())
 
     def kubectl(
@@ -192,8 +198,18 @@ def start_cluster() -> tuple[Cluster, ThreadedAPIServer | None]:
     kubeconfig = os.environ.get("KUBECONFIG")
     if kubeconfig:
         return Cluster(kubeconfig, local=False), None
+    # LOCALCLUSTER_TLS=1 runs the suite over HTTPS with a bearer token.
+    tls = os.environ.get("LOCALCLUSTER_TLS") == "1"
     runner = ThreadedAPIServer(
-        ServerOptions(bookmark_interval=0.5, history_size=1000, watcher_capacity=200)
+        ServerOptions(
+            bookmark_interval=0.5,
+            history_size=1000,
+            watcher_capacity=200,
+            tls=tls,
+            token="conformance-token" if tls else None,
+        )
     )
     srv = runner.start()
-    return Cluster(srv.kubeconfig, local=True, url=srv.url), runner
+    return Cluster(
+        srv.kubeconfig, local=True, url=srv.url, ca_file=srv.ca_file, token=srv.options.token
+    ), runner

@@ -65,9 +65,12 @@ def _stalled_watch(cluster: Cluster, path: str, rv: str) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect((url.hostname, url.port))
-    sock.sendall(
-        f"GET {path}?watch=true&resourceVersion={rv} HTTP/1.1\r\nHost: {url.hostname}\r\nAccept: application/json\r\n\r\n".encode()
-    )
+    ctx = cluster.ssl_context()
+    if ctx is not None:
+        sock = ctx.wrap_socket(sock, server_hostname=url.hostname)
+    auth = f"Authorization: Bearer {cluster.token}\r\n" if cluster.token else ""
+    request = f"GET {path}?watch=true&resourceVersion={rv} HTTP/1.1\r\nHost: {url.hostname}\r\n{auth}Accept: application/json\r\n\r\n"
+    sock.sendall(request.encode())
     return sock
 
 
