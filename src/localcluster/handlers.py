@@ -278,6 +278,7 @@ class ResourceHandler:
                     )
                 ],
             )
+        exact: int | None = None
         if rv_param:
             try:
                 rv = int(rv_param)
@@ -287,9 +288,10 @@ class ResourceHandler:
                 raise errors.timeout(
                     f"Too large resource version: {rv}, current: {self.registry.store.rv}"
                 )
-            if match == "Exact" and rv != self.registry.store.rv:
-                raise errors.gone(f"too old resource version: {rv} ({self.registry.store.rv})")
-        result = self.registry.list_entries(info, ns, labels, fields, limit, q.get("continue", ""))
+            exact = rv if match == "Exact" else None
+        result = self.registry.list_entries(
+            info, ns, labels, fields, limit, q.get("continue", ""), exact
+        )
         list_meta: dict[str, Any] = {"resourceVersion": str(result.rv)}
         if result.continue_token:
             list_meta["continue"] = result.continue_token

@@ -112,9 +112,13 @@ class Registry:
         fields: FieldSelector = (),
         limit: int = 0,
         continue_token: str = "",
+        exact_rv: int | None = None,
     ) -> ListResult:
+        """A (page of a) list. A continue token resumes the snapshot its first page saw, as etcd
+        does; `exact_rv` lists the state at that resourceVersion (resourceVersionMatch=Exact)."""
         start: tuple[str, str] | None = None
         rv = self.store.rv
+        snapshot: list[Entry] | None = None
         if continue_token:
             try:
                 token = json.loads(base64.b64decode(continue_token))
@@ -124,12 +128,19 @@ class Registry:
                 raise errors.bad_request(
                     "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
                 ) from None
+            try:
+                snapshot = self.store.list_at(info.key, ns, rv, start)
+            except errors.StatusError:
+                raise errors.gone(_CONTINUE_EXPIRED) from None
+        elif exact_rv is not None:
+            rv = exact_rv
+            snapshot = self.store.list_at(info.key, ns, rv)
+        source = iter(snapshot) if snapshot is not None else self.store.list(info.key, ns, start)
         out: list[Entry] = []
         filtered = bool(labels or fields)
-        it = self.store.list(info.key, ns, start)
         getters = info.fields
         more = False
-        for entry in it:
+        for entry in source:
             obj = entry.obj
             if labels and not labels_match(labels, obj["metadata"].get("labels")):
                 continue
@@ -148,9 +159,8 @@ class Registry:
                 json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start_key}).encode()
             ).decode()
             if not filtered:
-                remaining = sum(
-                    1 for _ in self.store.list(info.key, ns, (start_key[0], start_key[1]))
-                )
+                # The entry that stopped the page and everything after it.
+                remaining = 1 + sum(1 for _ in source)
         return ListResult(out, rv, token, remaining)
 
     # --- writes ---
@@ -228,6 +238,9 @@ class Registry:
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
             md["namespace"] = ns
+        else:
+            # Cluster-scoped objects have no namespace: one sent is dropped, as BeforeCreate does.
+            md.pop("namespace", None)
         if info.to_storage is not None:
             obj = info.to_storage(obj)
         return obj
@@ -536,6 +549,14 @@ class Registry:
 
 
 _PATCH_RETRIES = 5
+
+_CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start "
+    "a new list without the continue parameter, or use the continue token in this response to "
+    "retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the first "
+    "chunk was returned and now may show up in the list."
+)
 
 
 def _patch_sets_resource_version(patch_type: str, patch: Any) -> bool:

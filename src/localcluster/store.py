@@ -14,6 +14,7 @@ Everything runs on one asyncio loop: methods here never await, so each is atomic
 from __future__ import annotations
 
 import bisect
+import builtins
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -105,6 +106,33 @@ class Store:
             if namespace and k[0] != namespace:
                 break
             yield objects[k]
+
+    def list_at(
+        self, key: str, namespace: str, rv: int, start_after: tuple[str, str] | None = None
+    ) -> builtins.list[Entry]:
+        """Entries as they were at resourceVersion `rv`, in key order, after `start_after`.
+
+        Rebuilt from the current state by undoing the resource's later events; raises 410 Expired
+        once the history no longer reaches back to `rv`.
+        """
+        rs = self.resource(key)
+        if not rs.history or rs.history[-1].rv <= rv:
+            return list(self.list(key, namespace, start_after))
+        if rv < rs.compacted_rv:
+            raise errors.gone(f"too old resource version: {rv} ({rs.compacted_rv + 1})")
+        state = {k: e for k, e in rs.objects.items() if not namespace or k[0] == namespace}
+        for event in reversed(rs.history):
+            if event.rv <= rv:
+                break
+            if namespace and event.namespace != namespace:
+                continue
+            k = (event.namespace, event.obj["metadata"]["name"])
+            if event.type == "ADDED" or event.prev is None:
+                state.pop(k, None)
+            else:
+                prev = event.prev
+                state[k] = Entry(prev, b"", int(prev["metadata"]["resourceVersion"]))
+        return [state[k] for k in sorted(state) if start_after is None or k > start_after]
 
     def count(self, key: str) -> int:
         return len(self.resource(key).objects)

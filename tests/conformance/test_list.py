@@ -223,3 +223,62 @@ def test_table_output_for_builtins(cluster: Cluster, namespace: str) -> None:
     assert resp.body["kind"] == "Table"
     assert resp.body["columnDefinitions"][0]["name"] == "Name"
     assert all(len(r["cells"]) == len(resp.body["columnDefinitions"]) for r in resp.body["rows"])
+
+
+def test_continue_resumes_a_consistent_snapshot(cluster: Cluster) -> None:
+    ns = cluster.create_namespace("snap")
+    try:
+        path = f"/api/v1/namespaces/{ns}/configmaps"
+        for i in range(4):
+            cluster.api.post(
+                path,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"snap-{i}", "labels": {"snap": "y"}},
+                },
+            )
+        first = cluster.api.get(path, limit=2, labelSelector="snap=y")
+        assert [i["metadata"]["name"] for i in first.body["items"]] == ["snap-0", "snap-1"]
+        # Changes after the first page are not seen by the rest of the list.
+        cluster.api.post(
+            path,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "snap-9", "labels": {"snap": "y"}},
+            },
+        )
+        cluster.api.delete(f"{path}/snap-3")
+        rest = cluster.api.get(
+            path,
+            limit=10,
+            labelSelector="snap=y",
+            **{"continue": first.body["metadata"]["continue"]},
+        )
+        assert rest.status == 200, rest
+        assert [i["metadata"]["name"] for i in rest.body["items"]] == ["snap-2", "snap-3"]
+        assert rest.body["metadata"]["resourceVersion"] == first.body["metadata"]["resourceVersion"]
+    finally:
+        cluster.delete_namespace(ns)
+
+
+def test_resource_version_match_exact(cluster: Cluster, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    created = cluster.api.post(
+        path,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "exact", "labels": {"exact": "y"}},
+            "data": {"v": "1"},
+        },
+    ).body
+    rv = created["metadata"]["resourceVersion"]
+    cluster.api.patch(f"{path}/exact", {"data": {"v": "2"}})
+    past = cluster.api.get(
+        path, labelSelector="exact=y", resourceVersion=rv, resourceVersionMatch="Exact"
+    )
+    assert past.status == 200, past
+    assert past.body["metadata"]["resourceVersion"] == rv
+    assert [i["data"] for i in past.body["items"]] == [{"v": "1"}]

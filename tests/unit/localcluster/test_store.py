@@ -101,3 +101,36 @@ async def test_next_batch_times_out_empty() -> None:
     store = Store()
     w = store.watch("/configmaps", "", None, store.rv)
     assert await asyncio.wait_for(w.next_batch(0.01), 1) == []
+
+
+def test_list_at_rebuilds_a_past_state() -> None:
+    store = Store()
+    a = store.put("/configmaps", _obj("a"), None)
+    b = store.put("/configmaps", _obj("b"), None)
+    then = store.rv
+    store.put(
+        "/configmaps", {"metadata": {"name": "a", "namespace": "default", "labels": {"v": "2"}}}, a
+    )
+    store.delete("/configmaps", b)
+    store.put("/configmaps", _obj("c"), None)
+    past = store.list_at("/configmaps", "", then)
+    assert [(e.obj["metadata"]["name"], e.obj["metadata"]["labels"]) for e in past] == [
+        ("a", {}),
+        ("b", {}),
+    ]
+    assert [e.rv for e in past] == [a.rv, b.rv]
+    now = store.list_at("/configmaps", "", store.rv)
+    assert [e.obj["metadata"]["name"] for e in now] == ["a", "c"]
+    assert [
+        e.obj["metadata"]["name"] for e in store.list_at("/configmaps", "", then, ("default", "a"))
+    ] == ["b"]
+
+
+def test_list_at_before_compaction_is_gone() -> None:
+    store = Store(history_size=1)
+    first = store.put("/configmaps", _obj("a"), None)
+    store.put("/configmaps", _obj("b"), None)
+    store.put("/configmaps", _obj("c"), None)
+    with pytest.raises(errors.StatusError) as err:
+        store.list_at("/configmaps", "", first.rv)
+    assert err.value.code == 410
