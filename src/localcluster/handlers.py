@@ -18,6 +18,7 @@ from ..apis import field
 from . import errors
 from .deletion import DeleteOptions
 from .meta import now_rfc3339
+from .printers import columns_for_resource
 from .registry import Registry
 from .requests import (
     encode,
@@ -327,7 +328,7 @@ class ResourceHandler:
     def _table(
         self, info: ResourceInfo, objs: list[dict[str, Any]], list_meta: dict[str, Any], q: Any
     ) -> web.Response:
-        columns = info.custom.printer_columns if info.custom is not None else None
+        columns = columns_for_resource(info)
         return json_response(
             _encode(to_table(objs, columns, list_meta, q.get("includeObject", "Metadata")))
         )

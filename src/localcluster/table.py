@@ -103,6 +103,8 @@ def _age(ts: Any) -> str:
 
 
 def _cell(col: dict[str, Any], obj: dict[str, Any]) -> Any:
+    if "fn" in col:
+        return col["fn"](obj)
     value = jsonpath(obj, col.get("jsonPath", ""))
     kind = col.get("type", "string")
     if kind == "date":

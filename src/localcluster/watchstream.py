@@ -13,6 +13,7 @@ from aiohttp import web
 
 from ..apis import field
 from . import errors
+from .printers import columns_for_resource
 from .registry import Registry
 from .requests import JSON, encode, query_bool, selectors, wants_table
 from .resources import ResourceInfo
@@ -91,7 +92,7 @@ class WatchServer:
         table = (
             (
                 q.get("includeObject", "Metadata"),
-                info.custom.printer_columns if info.custom else None,
+                columns_for_resource(info),
             )
             if wants_table(request)
             else None
