@@ -173,13 +173,6 @@ def normalize_secret(obj: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-def create_event_v1(obj: dict[str, Any]) -> list[FieldError]:
-    errs: list[FieldError] = []
-    if not obj.get("eventTime"):
-        errs.append(field.required("eventTime", ""))
-    return errs
-
-
 def create_hooks(alloc: ClusterIPAllocator) -> dict[tuple[str, str], Hook]:
     """Create hooks keyed by (group, kind)."""
     return {

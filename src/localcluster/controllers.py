@@ -54,9 +54,6 @@ class _Worker:
     async def process(self, item: tuple[Any, ...]) -> None:
         raise NotImplementedError
 
-    def idle(self) -> bool:
-        return self.queue.empty()
-
 
 class GarbageCollector(_Worker):
     def __init__(self, registry: Registry) -> None:

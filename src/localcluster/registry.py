@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -400,7 +400,7 @@ class Registry:
             if errs:
                 raise errors.invalid("", "Pod", name, errs)
         if info.kind == "Secret" and not info.group:
-            errs = _secret_update(obj)
+            errs = normalize_secret(obj)
             if errs:
                 raise errors.invalid("", "Secret", name, errs)
         self._validate(info, obj, strict)
@@ -574,10 +574,3 @@ def _spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:
         skip.add("status")
     keys = (set(new) | set(old)) - skip
     return any(new.get(k) != old.get(k) for k in keys)
-
-
-def _secret_update(obj: Obj) -> list[FieldError]:
-    return normalize_secret(obj)
-
-
-AsyncHook = Callable[[], Awaitable[None]]

@@ -1,10 +1,14 @@
 """Registry semantics that need no HTTP: graceful pod deletion, no-op updates, dry run."""
 
 import asyncio
+import json
+import urllib.error
+import urllib.request
 
 import aiohttp
+import pytest
 
-from agones.localcluster import LocalAPIServer, errors
+from agones.localcluster import LocalAPIServer, ThreadedAPIServer, errors
 from agones.localcluster.deletion import DeleteOptions
 
 
@@ -114,3 +118,27 @@ async def test_concurrent_patch_with_precondition_conflicts() -> None:
         )
         conflicts = [r for r in results if isinstance(r, errors.StatusError) and r.code == 409]
         assert len(conflicts) == 1
+
+
+def test_threaded_server_runs_fault_injection_on_its_loop() -> None:
+    runner = ThreadedAPIServer()
+    srv = runner.start()
+    try:
+        runner.call(srv.faults.fail_next_writes, 1, 500)
+        body = json.dumps(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"}}
+        ).encode()
+        req = urllib.request.Request(
+            f"{srv.url}/api/v1/namespaces/default/configmaps",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=10)
+        assert err.value.code == 500
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert resp.status == 201
+        assert runner.call(lambda: srv.faults.injected) == 1
+    finally:
+        runner.stop()
