@@ -5,7 +5,6 @@ rendering for kubectl, and the connection aborted when its consumer falls too fa
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -125,7 +124,7 @@ class WatchServer:
                     mark = {**kind_prefix, "metadata": {"resourceVersion": str(store.rv)}}
                     await resp.write(_encode({"type": "BOOKMARK", "object": mark}) + b"\n")
                     next_bookmark = time.monotonic() + self.bookmark_interval
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:
             pass
         finally:
             store.stop_watch(info.key, watcher)
