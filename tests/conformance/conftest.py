@@ -158,3 +158,10 @@ def widgets(cluster: Cluster) -> Iterator[CRD]:
         yield crd
     finally:
         cluster.api.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd.name}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every conformance test needs a cluster (select them with `-m cluster`)."""
+    for item in items:
+        if "tests/conformance/" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.cluster)
