@@ -102,6 +102,8 @@ def validate_crd(obj: Obj) -> list[FieldError]:
                     "must be object at the root",
                 )
             )
+        else:
+            errs.extend(schema.structural_errors(s, f"spec.versions[{i}].schema.openAPIV3Schema"))
     return errs
 
 

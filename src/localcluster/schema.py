@@ -356,3 +356,73 @@ def validate_custom_resource(obj: dict[str, Any], schema: Schema) -> list[FieldE
         if name not in obj:
             errs.append(field.required(name, ""))
     return errs
+
+
+# --- structural schema checks (what apiextensions requires of a v1 CRD's schema) ---
+
+
+def structural_errors(node: Any, path: str, root: bool = True) -> list[FieldError]:
+    """Why `node` is not a structural schema, with the apiserver's paths and wording: every node
+    has a type (unless int-or-string or preserve-unknown-fields), arrays have items, properties
+    and additionalProperties exclude each other, and the root's metadata is left alone."""
+    errs: list[FieldError] = []
+    if not isinstance(node, dict):
+        return [field.invalid(path, str(node), "must be an object")]
+    int_or_string = node.get("x-kubernetes-int-or-string") is True
+    preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
+    kind = node.get("type", "")
+    if int_or_string and kind:
+        errs.append(
+            field.forbidden(f"{path}.type", "must be empty if x-kubernetes-int-or-string is true")
+        )
+    if not kind and not int_or_string and not preserve:
+        errs.append(
+            field.required(
+                f"{path}.type",
+                "must not be empty for specified object fields"
+                if not root
+                else "must not be empty at the root",
+            )
+        )
+    if kind == "array" and "items" not in node:
+        errs.append(field.required(f"{path}.items", "must be specified"))
+    props = node.get("properties")
+    extra = node.get("additionalProperties")
+    if props and extra not in (None, False):
+        errs.append(
+            field.forbidden(
+                f"{path}.additionalProperties",
+                "additionalProperties and properties are mutual exclusive",
+            )
+        )
+    if isinstance(props, dict):
+        for name, sub in props.items():
+            sub_path = f"{path}.properties[{name}]"
+            if root and name == "metadata":
+                if isinstance(sub, dict) and set(sub.get("properties") or {}) - {
+                    "name",
+                    "generateName",
+                }:
+                    errs.append(
+                        field.forbidden(
+                            sub_path,
+                            "must not specify anything other than name and generateName, but metadata is implicitly specified",
+                        )
+                    )
+                continue
+            errs.extend(structural_errors(sub, sub_path, False))
+    if isinstance(extra, dict):
+        errs.extend(structural_errors(extra, f"{path}.additionalProperties", False))
+    items = node.get("items")
+    if isinstance(items, dict):
+        errs.extend(structural_errors(items, f"{path}.items", False))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for i, sub in enumerate(node.get(key) or []):
+            if isinstance(sub, dict) and ("type" in sub or "default" in sub):
+                errs.append(
+                    field.forbidden(
+                        f"{path}.{key}[{i}].{'type' if 'type' in sub else 'default'}",
+                        "must be empty to be structural",
+                    )
+                )
+    return errs

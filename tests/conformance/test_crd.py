@@ -318,3 +318,17 @@ def test_crd_serves_several_versions_of_one_storage(cluster: Cluster, namespace:
         assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"]
     finally:
         cluster.api.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd.name}")
+
+
+def test_non_structural_schema_is_rejected(cluster: Cluster) -> None:
+    crd = new_crd("loose")
+    manifest = widget_crd_manifest(crd)
+    spec_schema = manifest["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec_schema["properties"]["untyped"] = {"description": "no type"}
+    resp = cluster.api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", manifest)
+    assert resp.status == 422, resp
+    fields = [c["field"] for c in resp.body["details"]["causes"]]
+    assert (
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[untyped].type"
+        in fields
+    )

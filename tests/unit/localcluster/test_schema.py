@@ -1,6 +1,12 @@
 import pytest
 
-from agones.localcluster.schema import apply_defaults, prune, validate, validate_custom_resource
+from agones.localcluster.schema import (
+    apply_defaults,
+    prune,
+    structural_errors,
+    validate,
+    validate_custom_resource,
+)
 
 SCHEMA = {
     "type": "object",
@@ -151,3 +157,73 @@ def test_root_required_fields() -> None:
     schema = {"type": "object", "required": ["spec"], "properties": {"spec": {"type": "object"}}}
     errs = validate_custom_resource({"apiVersion": "a/v1", "kind": "K", "metadata": {}}, schema)
     assert [str(e) for e in errs] == ["spec: Required value"]
+
+
+@pytest.mark.parametrize(
+    ("node", "errors"),
+    [
+        pytest.param(
+            {"type": "object", "properties": {"spec": {"type": "object"}}}, [], id="structural"
+        ),
+        pytest.param(
+            {"type": "object", "properties": {"spec": {"properties": {"a": {"type": "string"}}}}},
+            [
+                "s.properties[spec].type: Required value: must not be empty for specified object fields"
+            ],
+            id="missing-type",
+        ),
+        pytest.param(
+            {"type": "object", "properties": {"l": {"type": "array"}}},
+            ["s.properties[l].items: Required value: must be specified"],
+            id="array-without-items",
+        ),
+        pytest.param(
+            {
+                "type": "object",
+                "properties": {
+                    "m": {
+                        "type": "object",
+                        "properties": {"a": {"type": "string"}},
+                        "additionalProperties": {"type": "string"},
+                    }
+                },
+            },
+            [
+                "s.properties[m].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"
+            ],
+            id="properties-and-additional",
+        ),
+        pytest.param(
+            {
+                "type": "object",
+                "properties": {
+                    "metadata": {"type": "object", "properties": {"labels": {"type": "object"}}}
+                },
+            },
+            [
+                "s.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"
+            ],
+            id="root-metadata",
+        ),
+        pytest.param(
+            {
+                "type": "object",
+                "properties": {"p": {"type": "string", "x-kubernetes-int-or-string": True}},
+            },
+            [
+                "s.properties[p].type: Forbidden: must be empty if x-kubernetes-int-or-string is true"
+            ],
+            id="int-or-string-with-type",
+        ),
+        pytest.param(
+            {
+                "type": "object",
+                "properties": {"free": {"x-kubernetes-preserve-unknown-fields": True}},
+            },
+            [],
+            id="preserve-without-type",
+        ),
+    ],
+)
+def test_structural_errors(node: dict, errors: list[str]) -> None:
+    assert [str(e) for e in structural_errors(node, "s")] == errors
