@@ -361,7 +361,9 @@ def validate_custom_resource(obj: dict[str, Any], schema: Schema) -> list[FieldE
 # --- structural schema checks (what apiextensions requires of a v1 CRD's schema) ---
 
 
-def structural_errors(node: Any, path: str, root: bool = True) -> list[FieldError]:
+def structural_errors(
+    node: Any, path: str, root: bool = True, obj_path: str = ""
+) -> list[FieldError]:
     """Why `node` is not a structural schema, with the apiserver's paths and wording: every node
     has a type (unless int-or-string or preserve-unknown-fields), arrays have items, properties
     and additionalProperties exclude each other, and the root's metadata is left alone."""
@@ -384,6 +386,15 @@ def structural_errors(node: Any, path: str, root: bool = True) -> list[FieldErro
                 else "must not be empty at the root",
             )
         )
+    if "default" in node and not root:
+        for err in validate(copy.deepcopy(node["default"]), node, obj_path):
+            errs.append(
+                field.invalid(
+                    f"{path}.default",
+                    node["default"],
+                    f"{err.field}: {err.body()}" if err.field else err.body(),
+                )
+            )
     if kind == "array" and "items" not in node:
         errs.append(field.required(f"{path}.items", "must be specified"))
     props = node.get("properties")
@@ -410,12 +421,16 @@ def structural_errors(node: Any, path: str, root: bool = True) -> list[FieldErro
                         )
                     )
                 continue
-            errs.extend(structural_errors(sub, sub_path, False))
+            errs.extend(
+                structural_errors(sub, sub_path, False, f"{obj_path}.{name}" if obj_path else name)
+            )
     if isinstance(extra, dict):
-        errs.extend(structural_errors(extra, f"{path}.additionalProperties", False))
+        errs.extend(
+            structural_errors(extra, f"{path}.additionalProperties", False, f"{obj_path}[*]")
+        )
     items = node.get("items")
     if isinstance(items, dict):
-        errs.extend(structural_errors(items, f"{path}.items", False))
+        errs.extend(structural_errors(items, f"{path}.items", False, f"{obj_path}[*]"))
     for key in ("allOf", "anyOf", "oneOf"):
         for i, sub in enumerate(node.get(key) or []):
             if isinstance(sub, dict) and ("type" in sub or "default" in sub):

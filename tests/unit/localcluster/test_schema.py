@@ -223,6 +223,21 @@ def test_root_required_fields() -> None:
             [],
             id="preserve-without-type",
         ),
+        pytest.param(
+            {
+                "type": "object",
+                "properties": {
+                    "spec": {
+                        "type": "object",
+                        "properties": {"n": {"type": "integer", "minimum": 1, "default": 0}},
+                    }
+                },
+            },
+            [
+                "s.properties[spec].properties[n].default: Invalid value: 0: spec.n: Invalid value: 0: spec.n in body should be greater than or equal to 1"
+            ],
+            id="invalid-default",
+        ),
     ],
 )
 def test_structural_errors(node: dict, errors: list[str]) -> None:
