@@ -75,6 +75,20 @@ class Api:
             decoded = text
         return Response(status, decoded, hdrs)
 
+    def raw(self, method: str, path: str, data: bytes, content_type: str) -> Response:
+        """Send bytes as they are (any content type), through the client's connection pool."""
+        _, url, headers, _, _ = self.client.param_serialize(
+            method, path, header_params={"Accept": JSON}, auth_settings=["BearerToken"]
+        )
+        headers["Content-Type"] = content_type
+        resp = self.client.rest_client.pool_manager.request(method, url, body=data, headers=headers)
+        text = resp.data.decode()
+        try:
+            decoded = json.loads(text) if text else None
+        except json.JSONDecodeError:
+            decoded = text
+        return Response(resp.status, decoded, dict(resp.headers))
+
     def get(self, path: str, **query: Any) -> Response:
         return self.request("GET", path, query=query)
 
