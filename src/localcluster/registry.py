@@ -24,6 +24,7 @@ from .deletion import DeleteOptions
 from .faults import Faults
 from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from .resources import ResourceInfo, builtin_resources
+from .schema import prune_object_meta
 from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
 from .store import Entry, Store
 
@@ -209,6 +210,8 @@ class Registry:
         )
         if info.custom is not None and self.custom_prepare is not None:
             errs.extend(self.custom_prepare(info, obj, strict))
+        elif info.top_fields is not None:
+            _drop_unknown_fields(info, obj, strict)
         if errs:
             name = md.get("name", "") if isinstance(md, dict) else ""
             raise errors.invalid(info.group, info.kind, name, errs)
@@ -549,6 +552,23 @@ class Registry:
 
 
 _PATCH_RETRIES = 5
+
+
+def _drop_unknown_fields(info: ResourceInfo, obj: Obj, strict: bool) -> None:
+    """Drop (or, when strict, reject) the fields a built-in kind does not have."""
+    assert info.top_fields is not None
+    unknown = [k for k in obj if k not in info.top_fields]
+    md = obj.get("metadata")
+    unknown_meta = prune_object_meta(md) if isinstance(md, dict) else []
+    if strict and (unknown or unknown_meta):
+        listed = ", ".join(f'unknown field "{p}"' for p in [*unknown, *unknown_meta])
+        raise errors.bad_request(
+            f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+            f"strict decoding error: {listed}"
+        )
+    for k in unknown:
+        del obj[k]
+
 
 _CONTINUE_EXPIRED = (
     "The provided continue parameter is too old to display a consistent list result. You can start "

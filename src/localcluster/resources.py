@@ -68,6 +68,9 @@ class ResourceInfo:
     # Where objects are stored when another resource owns the storage (events.k8s.io/v1 events
     # live with core/v1 events), with the conversions to and from the stored form.
     storage: str = ""
+    # The top-level fields of a built-in kind: others are dropped (or rejected when strict), as
+    # decoding into the Go type does. None: no such check (custom resources use their schema).
+    top_fields: frozenset[str] | None = None
     to_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
@@ -203,8 +206,49 @@ def event_from_core(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_TOP_FIELDS = {
+    "Namespace": ("spec", "status"),
+    "Pod": ("spec", "status"),
+    "Node": ("spec", "status"),
+    "Service": ("spec", "status"),
+    "Endpoints": ("subsets",),
+    "ConfigMap": ("data", "binaryData", "immutable"),
+    "Secret": ("data", "stringData", "type", "immutable"),
+    "ServiceAccount": ("secrets", "imagePullSecrets", "automountServiceAccountToken"),
+    # Both Event APIs are checked in the stored, core/v1 form.
+    "Event": (
+        "involvedObject",
+        "reason",
+        "message",
+        "source",
+        "firstTimestamp",
+        "lastTimestamp",
+        "count",
+        "type",
+        "eventTime",
+        "series",
+        "action",
+        "related",
+        "reportingComponent",
+        "reportingInstance",
+    ),
+    "Lease": ("spec",),
+    "CustomResourceDefinition": ("spec", "status"),
+    "MutatingWebhookConfiguration": ("webhooks",),
+    "ValidatingWebhookConfiguration": ("webhooks",),
+    "APIService": ("spec", "status"),
+}
+
+
 def builtin_resources() -> list[ResourceInfo]:
     """The built-in kinds served at start, in discovery order."""
+    infos = _builtin_resources()
+    for info in infos:
+        info.top_fields = frozenset(("apiVersion", "kind", "metadata", *_TOP_FIELDS[info.kind]))
+    return infos
+
+
+def _builtin_resources() -> list[ResourceInfo]:
     status = frozenset({"status"})
     return [
         ResourceInfo(

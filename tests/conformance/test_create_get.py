@@ -255,3 +255,22 @@ def test_events_are_one_resource_in_two_apis(cluster: Cluster, namespace: str) -
     assert (
         cluster.api.get(f"/api/v1/namespaces/{namespace}/events/both").body["message"] == "changed"
     )
+
+
+def test_unknown_fields_of_builtin_kinds(cluster: Cluster, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "unk"},
+        "data": {"a": "b"},
+        "bogus": 1,
+    }
+    resp = cluster.api.post(path, body)
+    assert resp.status == 201
+    assert "bogus" not in resp.body
+    assert resp.body["data"] == {"a": "b"}
+    body["metadata"]["name"] = "unk-strict"
+    strict = cluster.api.post(path, body, fieldValidation="Strict")
+    assert strict.status == 400
+    assert 'unknown field "bogus"' in strict.body["message"]
