@@ -63,8 +63,38 @@ def _type_ok(kind: str, v: Any) -> bool:
 # --- defaulting ---
 
 
+def _has_defaults(schema: Schema) -> bool:
+    """Whether a default is declared anywhere in this schema (memoised per schema object)."""
+    key = id(schema)
+    cached = _DEFAULTS_CACHE.get(key)
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    found = "default" in schema
+    if not found:
+        subs = list((schema.get("properties") or {}).values())
+        for k in ("items", "additionalProperties"):
+            if isinstance(schema.get(k), dict):
+                subs.append(schema[k])
+        found = any(_has_defaults(sub) for sub in subs if isinstance(sub, dict))
+    if len(_DEFAULTS_CACHE) > 100_000:
+        # Schemas of replaced CRD versions would otherwise stay pinned here.
+        _DEFAULTS_CACHE.clear()
+    _DEFAULTS_CACHE[key] = (schema, found)
+    return found
+
+
+# id(schema) -> (schema, has defaults); the schema is kept so a reused id cannot match.
+_DEFAULTS_CACHE: dict[int, tuple[Schema, bool]] = {}
+
+
 def apply_defaults(value: Any, schema: Schema) -> Any:
-    """Fill absent (and non-nullable null) properties from `default`, recursively; returns value."""
+    """Fill absent (and non-nullable null) properties from `default`, recursively; returns value.
+
+    Only subtrees of the schema that declare defaults are walked, so large schemas with few
+    defaults (a pod template) cost little.
+    """
+    if not _has_defaults(schema):
+        return value
     if isinstance(value, dict):
         props = schema.get("properties") or {}
         for name, sub in props.items():
@@ -72,10 +102,10 @@ def apply_defaults(value: Any, schema: Schema) -> Any:
                 name not in value or (value[name] is None and not sub.get("nullable"))
             ):
                 value[name] = copy.deepcopy(sub["default"])
-            if name in value:
+            if name in value and _has_defaults(sub):
                 value[name] = apply_defaults(value[name], sub)
         extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
+        if isinstance(extra, dict) and _has_defaults(extra):
             for k in list(value):
                 if k not in props:
                     value[k] = apply_defaults(value[k], extra)
