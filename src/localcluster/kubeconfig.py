@@ -7,6 +7,7 @@ accept: one cluster, one user (bearer token when set), one current context.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import ipaddress
 import os
@@ -79,11 +80,12 @@ def make_ca_and_cert(hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> Ser
 
 
 def write_kubeconfig(
-    path: str | os.PathLike[str], server: str, ca_file: str | None = None, token: str | None = None
+    path: str | os.PathLike[str], server: str, ca_pem: bytes | None = None, token: str | None = None
 ) -> Path:
+    """Write the kubeconfig (the CA inline, so the file stands alone) and return its path."""
     cluster: dict[str, object] = {"server": server}
-    if ca_file:
-        cluster["certificate-authority"] = str(ca_file)
+    if ca_pem:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     user: dict[str, object] = {"token": token} if token else {}
     doc = {
         "apiVersion": "v1",

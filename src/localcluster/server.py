@@ -118,6 +118,7 @@ class LocalAPIServer:
         self.url = ""
         self.kubeconfig = ""
         self.ca_file: str | None = None
+        self.ca_pem: bytes | None = None
         self.port = 0
 
     # --- lifecycle ---
@@ -135,6 +136,7 @@ class LocalAPIServer:
             ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ssl_ctx.load_cert_chain(tmp / "tls.crt", tmp / "tls.key")
             self.ca_file = str(tmp / "ca.crt")
+            self.ca_pem = cert.ca_pem
         self.gc.start()
         self.namespaces.start()
         self.crds.start()
@@ -162,7 +164,7 @@ class LocalAPIServer:
         await self._create_kubernetes_service()
         self.kubeconfig = str(
             write_kubeconfig(
-                opts.kubeconfig or tmp / "kubeconfig", self.url, self.ca_file, opts.token
+                opts.kubeconfig or tmp / "kubeconfig", self.url, self.ca_pem, opts.token
             )
         )
 
