@@ -17,6 +17,9 @@ import msgspec
 from .patch import PRIMITIVE_MERGE
 from .resources import ResourceInfo
 
+# kube-openapi answers the protobuf v2 document as plain octets (the Accept type does not parse as a
+# Content-Type in Go).
+V2_PROTOBUF = "application/octet-stream"
 _QUERY = ("dryRun", "fieldManager", "fieldValidation", "force", "pretty")
 
 

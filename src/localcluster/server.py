@@ -244,6 +244,8 @@ class LocalAPIServer:
             return web.Response(text="ok")
         if path.startswith("/_faults/"):
             return await self._faults_endpoint(request, path)
+        if path == "/openapi/v2":
+            return self._openapi_v2(request)
         if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
             return self._openapi(path[len("/openapi/v3") :].strip("/"))
         if path == "/api":
@@ -285,6 +287,17 @@ class LocalAPIServer:
             return self._not_found()
         body, _ = openapi.encode_document(docs[gv])
         return json_response(body)
+
+    @staticmethod
+    def _openapi_v2(request: web.Request) -> web.Response:
+        """An OpenAPI v2 document without paths: kubectl falls back to it for kinds the v3
+        documents do not describe (aggregated APIs), finds no schema, and leaves validation to the
+        server, as it does on a cluster whose aggregated API publishes none."""
+        if "protobuf" in request.headers.get("Accept", ""):
+            # openapi_v2.Document{swagger: "2.0"}: field 1, length 3.
+            return web.Response(body=b"\n\x032.0", content_type=openapi.V2_PROTOBUF)
+        doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.1"}, "paths": {}}
+        return json_response(_encode(doc))
 
     def _not_found(self) -> web.Response:
         return status_response(

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import uuid
+from pathlib import Path
 
 from agones.localcluster.services import ADDRESS_ANNOTATION
 from tests.cluster import Cluster, wait_for
 from tests.conformance.backend import Backend
 
 
-def test_apiservice_proxies_its_group(local_only: Cluster, namespace: str) -> None:
+def test_apiservice_proxies_its_group(local_only: Cluster, namespace: str, tmp_path: Path) -> None:
     cluster = local_only
     group = f"agg{uuid.uuid4().hex[:6]}.agones-py.test"
     with Backend(group, (f"aggsvc.{namespace}.svc",)) as backend:
@@ -61,5 +64,18 @@ def test_apiservice_proxies_its_group(local_only: Cluster, namespace: str) -> No
             assert resp.status == 201
             assert resp.body["status"] == {"echoedBy": "backend", "namespace": namespace}
             assert resp.body["spec"] == {"x": 1}
+            if shutil.which("kubectl"):
+                manifest = json.dumps(
+                    {
+                        "apiVersion": f"{group}/v1",
+                        "kind": "Echo",
+                        "metadata": {"namespace": namespace},
+                        "spec": {"y": 2},
+                    }
+                )
+                out = cluster.kubectl(
+                    "create", "-f", "-", "-o", "json", stdin=manifest, cache_dir=str(tmp_path)
+                )
+                assert json.loads(out.stdout)["status"]["echoedBy"] == "backend"
         finally:
             cluster.api.delete(path)
