@@ -99,6 +99,14 @@ class Api:
         return self.request("PUT", path, body, query)
 
     def patch(self, path: str, body: Any, patch_type: str = "merge", **query: Any) -> Response:
+        if patch_type == "apply":
+            qs = "&".join(f"{k}={v}" for k, v in query.items())
+            return self.raw(
+                "PATCH",
+                f"{path}?{qs}" if qs else path,
+                json.dumps(body).encode(),
+                "application/apply-patch+yaml",
+            )
         ctype = {
             "merge": "application/merge-patch+json",
             "json": "application/json-patch+json",

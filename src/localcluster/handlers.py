@@ -178,39 +178,23 @@ class ResourceHandler:
         body = await read_body(request)
         dry_run = is_dry_run(request.query)
         if kind == "apply":
-            entry, created = await self._apply(
-                info, ns, name, body, sub, dry_run, request.query.get("force") == "true"
+            if not isinstance(body, dict):
+                raise errors.bad_request("the apply configuration must be an object")
+            entry, created = await self.registry.apply(
+                info,
+                ns,
+                name,
+                body,
+                request.query.get("fieldManager", ""),
+                sub,
+                dry_run,
+                strict_validation(request.query),
             )
             return json_response(entry_bytes(entry, info), 201 if created else 200)
         entry = await self.registry.patch(
             info, ns, name, kind, body, sub, dry_run, strict_validation(request.query)
         )
         return json_response(entry_bytes(entry, info))
-
-    async def _apply(
-        self,
-        info: ResourceInfo,
-        ns: str,
-        name: str,
-        body: Any,
-        sub: str,
-        dry_run: bool,
-        force: bool,
-    ) -> tuple[Entry, bool]:
-        """Server-side apply, simplified: create when absent, else merge the applied configuration
-        (strategic merge for built-in kinds, JSON merge for custom resources). No managedFields."""
-        if not isinstance(body, dict):
-            raise errors.bad_request("apply patch must be an object")
-        del force
-        if self.registry.store.get(info.key, ns, name) is None and not sub:
-            body.setdefault("metadata", {})["name"] = name
-            return await self.registry.create(info, ns, body, dry_run), True
-        kind = "merge" if info.patch_meta is None else "strategic"
-        body = dict(body)
-        body["metadata"] = {
-            k: v for k, v in (body.get("metadata") or {}).items() if k != "resourceVersion"
-        }
-        return await self.registry.patch(info, ns, name, kind, body, sub, dry_run), False
 
     async def _delete_options(self, request: web.Request) -> DeleteOptions:
         q = request.query

@@ -155,3 +155,6 @@ def keep_immutable(meta: dict[str, Any], old: dict[str, Any]) -> None:
         else:
             meta.pop(k, None)
     meta.pop("selfLink", None)
+    # An update that leaves managedFields out keeps the recorded ownership.
+    if "managedFields" not in meta and "managedFields" in old:
+        meta["managedFields"] = old["managedFields"]

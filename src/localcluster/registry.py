@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from ..apis import field
 from ..apis.field import FieldError
 from . import deletion, errors, meta
+from .apply import patch_meta_from_schema, server_side_apply
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .deletion import DeleteOptions
 from .faults import Faults
@@ -503,6 +504,59 @@ class Registry:
                 f"the name of the object ({obj['metadata'].get('name')}) does not match the name on the URL ({name})"
             )
         return obj
+
+    async def apply(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        config: Obj,
+        manager: str,
+        sub: str = "",
+        dry_run: bool = False,
+        strict: bool = False,
+    ) -> tuple[Entry, bool]:
+        """Server-side apply (apply.py): create when absent, else merge with field ownership.
+        Returns (object, whether it was created)."""
+        if not manager:
+            raise errors.invalid(
+                info.group,
+                info.kind,
+                name,
+                [field.required("fieldManager", "is required for apply patch")],
+            )
+        await self.faults.before_write(info.group, info.resource, name)
+        meta_keys = info.patch_meta
+        if meta_keys is None:
+            meta_keys = patch_meta_from_schema(
+                info.custom.schema if info.custom is not None else None
+            )
+        config = copy.deepcopy(config)
+        config.setdefault("metadata", {})
+        config["metadata"].pop("resourceVersion", None)
+        for attempt in range(_PATCH_RETRIES):
+            current = self.store.get(info.key, ns, name)
+            now = meta.now_rfc3339()
+            if current is None:
+                if sub:
+                    raise errors.not_found(info.group, info.resource, name)
+                seed = {"metadata": {**config["metadata"], "name": name}}
+                body = server_side_apply(seed, config, manager, meta_keys, now)
+                return await self.create(info, ns, body, dry_run, system=True, strict=strict), True
+            live = copy.deepcopy(current.obj)
+            if info.from_storage is not None:
+                live = info.from_storage(live)
+            merged = server_side_apply(live, config, manager, meta_keys, now, sub)
+            merged["metadata"]["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
+            obj = self._coerce(info, merged, ns)
+            try:
+                return await self._update(
+                    info, ns, name, obj, sub, dry_run, "UPDATE", strict
+                ), False
+            except errors.StatusError as err:
+                if err.reason != "Conflict" or attempt == _PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     # --- deletion (deletion.py) ---
 

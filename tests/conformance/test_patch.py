@@ -213,3 +213,36 @@ def test_status_patch_only_changes_status(cluster: Cluster, namespace: str, widg
     assert resp.status == 200
     assert resp.body["status"]["state"] == "Up"
     assert resp.body["spec"]["replicas"] == 1
+
+
+def test_server_side_apply_owns_fields(cluster: Cluster, namespace: str, widgets: CRD) -> None:
+    path = widgets.path(namespace, "ssa")
+
+    def config(labels: dict, spec: dict) -> dict:
+        return {
+            "apiVersion": widgets.api_version,
+            "kind": widgets.kind,
+            "metadata": {"name": "ssa", "labels": labels},
+            "spec": spec,
+        }
+
+    first = cluster.api.patch(
+        path,
+        config({"a": "1", "b": "2"}, {"replicas": 2, "color": "red"}),
+        "apply",
+        fieldManager="tester",
+    )
+    assert first.status == 201, first
+    managers = [(m["manager"], m["operation"]) for m in first.body["metadata"]["managedFields"]]
+    assert ("tester", "Apply") in managers
+    # Another writer's change stays; fields the applier stops setting go away.
+    cluster.api.patch(path, {"metadata": {"labels": {"other": "x"}}})
+    second = cluster.api.patch(
+        path, config({"a": "1"}, {"replicas": 3}), "apply", fieldManager="tester"
+    )
+    assert second.status == 200, second
+    assert second.body["metadata"]["labels"] == {"a": "1", "other": "x"}
+    assert second.body["spec"]["replicas"] == 3
+    assert second.body["spec"]["color"] == "blue"  # dropped by the applier, then defaulted
+    missing = cluster.api.patch(path, config({}, {}), "apply")
+    assert missing.status == 422

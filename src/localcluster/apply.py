@@ -1,0 +1,198 @@
+"""Server-side apply, reduced to what clients observe: field ownership per applying manager.
+
+Each apply by a field manager records the fields its configuration sets (in `managedFields`, as
+FieldsV1, operation Apply). Applying again removes the fields that manager set before and no longer
+sets (unless another applier also owns them), then merges the new configuration in: maps merge,
+lists with merge keys merge by key (built-in kinds' strategic keys; `x-kubernetes-list-type: map`
+with one key, or `set`, for custom resources), other lists are replaced. Not modelled: ownership by
+non-apply writers and the conflicts it raises (applies always win, as with `--force-conflicts`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .patch import PRIMITIVE_MERGE, PatchMeta, apply_strategic_merge_patch
+
+Obj = dict[str, Any]
+Path = tuple[str, ...]
+
+# Metadata an apply configuration owns; the rest of metadata is the server's.
+_META_FIELDS = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
+def patch_meta_from_schema(schema: Mapping[str, Any] | None) -> dict[tuple[str, ...], str]:
+    """Merge keys of a CRD schema's lists: single-key `map` lists and `set` lists."""
+    out: dict[tuple[str, ...], str] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if not isinstance(node, Mapping):
+            return
+        kind = node.get("x-kubernetes-list-type")
+        keys = node.get("x-kubernetes-list-map-keys") or []
+        if kind == "map" and len(keys) == 1:
+            out[path] = keys[0]
+        elif kind == "set":
+            out[path] = PRIMITIVE_MERGE
+        for name, sub in (node.get("properties") or {}).items():
+            walk(sub, (*path, name))
+        for k in ("items", "additionalProperties"):
+            if isinstance(node.get(k), Mapping):
+                walk(node[k], path)
+
+    walk(schema, ())
+    return out
+
+
+def _config_body(config: Obj, sub: str) -> Obj:
+    if sub == "status":
+        return {"status": config["status"]} if "status" in config else {}
+    body = {
+        k: v for k, v in config.items() if k not in ("apiVersion", "kind", "metadata", "status")
+    }
+    md = config.get("metadata") or {}
+    meta = {k: md[k] for k in _META_FIELDS if k in md}
+    if meta:
+        body["metadata"] = meta
+    return body
+
+
+def field_set(
+    value: Any, meta: PatchMeta, names: tuple[str, ...] = (), path: Path = ()
+) -> set[Path]:
+    """The leaf field paths a configuration sets, in FieldsV1 tokens (`f:`, `k:`, `v:`)."""
+    out: set[Path] = set()
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            out |= field_set(v, meta, (*names, k), (*path, f"f:{k}"))
+        return out
+    if isinstance(value, list) and names in meta:
+        key = meta[names]
+        for item in value:
+            if key == PRIMITIVE_MERGE:
+                out.add((*path, "v:" + json.dumps(item, separators=(",", ":"))))
+            elif isinstance(item, dict) and key in item:
+                item_path = (*path, "k:" + json.dumps({key: item[key]}, separators=(",", ":")))
+                out.add((*item_path, "."))
+                out |= field_set({k: v for k, v in item.items()}, meta, names, item_path)
+        return out
+    out.add(path)
+    return out
+
+
+def to_fields_v1(paths: set[Path]) -> Obj:
+    root: Obj = {}
+    for p in sorted(paths):
+        node = root
+        for token in p:
+            node = node.setdefault(token, {})
+    return root
+
+
+def from_fields_v1(fields: Mapping[str, Any], prefix: Path = ()) -> set[Path]:
+    out: set[Path] = set()
+    for token, sub in fields.items():
+        path = (*prefix, token)
+        if isinstance(sub, Mapping) and sub:
+            out |= from_fields_v1(sub, path)
+        else:
+            out.add(path)
+    return out
+
+
+def _find_item(items: list[Any], token: str) -> int:
+    kind, _, raw = token.partition(":")
+    want = json.loads(raw)
+    for i, item in enumerate(items):
+        if kind == "v" and item == want:
+            return i
+        if (
+            kind == "k"
+            and isinstance(item, dict)
+            and all(item.get(k) == v for k, v in want.items())
+        ):
+            return i
+    return -1
+
+
+def remove_path(obj: Any, path: Path) -> None:
+    """Remove the field (or list item, for a path ending in its `.` marker) at `path`, if present."""
+    if path and path[-1] == ".":
+        path = path[:-1]
+    cur = obj
+    for i, token in enumerate(path):
+        last = i == len(path) - 1
+        if token.startswith("f:") and isinstance(cur, dict):
+            name = token[2:]
+            if name not in cur:
+                return
+            if last:
+                del cur[name]
+                return
+            cur = cur[name]
+        elif isinstance(cur, list):
+            idx = _find_item(cur, token)
+            if idx < 0:
+                return
+            if last:
+                cur.pop(idx)
+                return
+            cur = cur[idx]
+        else:
+            return
+
+
+def _prune_empty(obj: Any) -> None:
+    if isinstance(obj, dict):
+        for k in list(obj):
+            _prune_empty(obj[k])
+            if obj[k] == {} and k in ("labels", "annotations"):
+                del obj[k]
+
+
+def server_side_apply(
+    live: Obj, config: Obj, manager: str, meta: PatchMeta, now: str, sub: str = ""
+) -> Obj:
+    """The object after `manager` applies `config` to `live` (both in the served version)."""
+    body = _config_body(config, sub)
+    new_fields = field_set(body, meta)
+    managed = list(live.get("metadata", {}).get("managedFields") or [])
+    mine = next(
+        (
+            m
+            for m in managed
+            if m.get("manager") == manager
+            and m.get("operation") == "Apply"
+            and m.get("subresource", "") == sub
+        ),
+        None,
+    )
+    others: set[Path] = set()
+    for m in managed:
+        if m is not mine and m.get("operation") == "Apply" and m.get("subresource", "") == sub:
+            others |= from_fields_v1(m.get("fieldsV1") or {})
+    out = copy.deepcopy(live)
+    if mine is not None:
+        dropped = from_fields_v1(mine.get("fieldsV1") or {}) - new_fields - others
+        for path in sorted(dropped, key=len, reverse=True):
+            remove_path(out, path)
+        _prune_empty(out.get("metadata"))
+    out = apply_strategic_merge_patch(out, body, meta)
+    assert isinstance(out, dict)
+    entry = {
+        "manager": manager,
+        "operation": "Apply",
+        "apiVersion": config.get("apiVersion", live.get("apiVersion", "")),
+        "time": now,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": to_fields_v1(new_fields),
+    }
+    if sub:
+        entry["subresource"] = sub
+    out.setdefault("metadata", {})["managedFields"] = [m for m in managed if m is not mine] + [
+        entry
+    ]
+    return out
