@@ -397,8 +397,6 @@ class Registry:
                         )
                     ],
                 )
-        if info.generation and _spec_changed(info, obj, old):
-            md["generation"] = old["metadata"].get("generation", 0) + 1
         if info.kind == "Pod" and not info.group and not sub:
             errs = validate_pod_update(obj, old)
             if errs:
@@ -408,6 +406,9 @@ class Registry:
             if errs:
                 raise errors.invalid("", "Secret", name, errs)
         self._validate(info, obj, strict)
+        # After defaulting and pruning, so an update that only omits defaulted fields is no change.
+        if info.generation and _spec_changed(info, obj, old):
+            md["generation"] = old["metadata"].get("generation", 0) + 1
         if self.admission is not None:
             await self.admission.validate(op, info, sub, obj, old, dry_run)
         md["resourceVersion"] = old["metadata"]["resourceVersion"]

@@ -128,3 +128,16 @@ def test_configmap_unconditional_update(cluster: Cluster, namespace: str) -> Non
     )
     assert resp.status == 200
     assert resp.body["data"] == {"a": "9"}
+
+
+def test_omitting_defaulted_fields_is_no_change(
+    cluster: Cluster, namespace: str, widgets: CRD
+) -> None:
+    created = cluster.api.post(widgets.path(namespace), widgets.obj("defgen", {"replicas": 2})).body
+    assert created["spec"]["color"] == "blue"
+    body = widgets.obj("defgen", {"replicas": 2})
+    body["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    again = cluster.api.put(widgets.path(namespace, "defgen"), body)
+    assert again.status == 200, again
+    assert again.body["metadata"]["generation"] == 1
+    assert again.body["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
