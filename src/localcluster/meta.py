@@ -85,11 +85,100 @@ def dns1035_errors(value: str) -> list[str]:
 NAME_RULES = {"Namespace": label_errors, "Service": dns1035_errors}
 
 
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """apimachinery's IsQualifiedName: an optional DNS-subdomain prefix and a short name."""
+    prefix, slash, name = value.rpartition("/")
+    out = []
+    if slash and not prefix:
+        out.append("prefix part must be non-empty")
+    elif slash:
+        out.extend(f"prefix part {m}" for m in subdomain_errors(prefix))
+    if not name:
+        out.append("name part must be non-empty")
+    else:
+        if len(name) > 63:
+            out.append("name part must be no more than 63 characters")
+        if not _QUALIFIED_NAME.match(name):
+            out.append(
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+                "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
+                "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+            )
+    return out
+
+
+def _map_errors(meta: dict[str, Any], what: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    value = meta.get(what)
+    if value is None:
+        return errs
+    if not isinstance(value, dict):
+        return [field.invalid(f"metadata.{what}", str(value), "must be a map of strings")]
+    for k, v in value.items():
+        for msg in qualified_name_errors(k):
+            errs.append(field.invalid(f"metadata.{what}", k, msg))
+        if not isinstance(v, str):
+            errs.append(field.invalid(f"metadata.{what}", str(v), "values must be strings"))
+        elif what == "labels" and (len(v) > 63 or not _LABEL_VALUE.match(v)):
+            errs.append(
+                field.invalid(
+                    "metadata.labels",
+                    v,
+                    "a valid label must be an empty string or consist of alphanumeric "
+                    "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                    "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+                    "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+                )
+            )
+    return errs
+
+
+def _owner_reference_errors(refs: Any) -> list[FieldError]:
+    if refs is None:
+        return []
+    if not isinstance(refs, list):
+        return [field.invalid("metadata.ownerReferences", str(refs), "must be a list")]
+    errs: list[FieldError] = []
+    controllers = 0
+    for ref in refs:
+        if not isinstance(ref, dict):
+            errs.append(field.invalid("metadata.ownerReferences", str(ref), "must be an object"))
+            continue
+        for key, what in (
+            ("apiVersion", "version"),
+            ("kind", "kind"),
+            ("name", "name"),
+            ("uid", "uid"),
+        ):
+            if not ref.get(key):
+                errs.append(
+                    field.invalid(
+                        f"metadata.ownerReferences.{key}", "", f"{what} must not be empty"
+                    )
+                )
+        controllers += 1 if ref.get("controller") is True else 0
+    if controllers > 1:
+        errs.append(
+            field.invalid(
+                "metadata.ownerReferences",
+                field.GoValue("[...]"),
+                "Only one reference can have Controller set to true",
+            )
+        )
+    return errs
+
+
 def validate_object_meta(kind: str, meta: dict[str, Any], namespaced: bool) -> list[FieldError]:
     errs: list[FieldError] = []
     name = meta.get("name", "")
     if not name:
         errs.append(field.required("metadata.name", "name or generateName is required"))
+    elif not isinstance(name, str):
+        errs.append(field.invalid("metadata.name", str(name), "must be a string"))
     else:
         for msg in NAME_RULES.get(kind, subdomain_errors)(name):
             errs.append(field.invalid("metadata.name", name, msg))
@@ -98,31 +187,16 @@ def validate_object_meta(kind: str, meta: dict[str, Any], namespaced: bool) -> l
         errs.append(field.required("metadata.namespace", ""))
     if not namespaced and ns:
         errs.append(field.forbidden("metadata.namespace", "not allowed on this type"))
-    for what in ("labels", "annotations"):
-        value = meta.get(what)
-        if value is not None and not isinstance(value, dict):
-            errs.append(field.invalid(f"metadata.{what}", str(value), "must be a map of strings"))
-        elif value:
-            for k, v in value.items():
-                if not isinstance(v, str):
-                    errs.append(field.invalid(f"metadata.{what}", str(v), "values must be strings"))
-                elif what == "labels" and (
-                    len(v) > 63 or not re.match(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$", v)
-                ):
-                    errs.append(
-                        field.invalid(
-                            "metadata.labels",
-                            v,
-                            "a valid label must be an empty string or consist of alphanumeric "
-                            "characters, '-', '_' or '.', and must start and end with an alphanumeric "
-                            "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
-                            "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
-                        )
-                    )
-                del k
+    errs.extend(_map_errors(meta, "labels"))
+    errs.extend(_map_errors(meta, "annotations"))
+    errs.extend(_owner_reference_errors(meta.get("ownerReferences")))
     finalizers = meta.get("finalizers")
     if finalizers is not None and not isinstance(finalizers, list):
         errs.append(field.invalid("metadata.finalizers", str(finalizers), "must be a list"))
+    elif finalizers:
+        for i, fin in enumerate(finalizers):
+            for msg in qualified_name_errors(str(fin)):
+                errs.append(field.invalid(f"metadata.finalizers[{i}]", fin, msg))
     return errs
 
 
