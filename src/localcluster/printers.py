@@ -124,6 +124,16 @@ BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
         _col("Object", _event_object),
         _col("Message", lambda o: o.get("message", "")),
     ],
+    ("apps", "deployments"): [
+        _col(
+            "Ready",
+            lambda o: (
+                f"{(o.get('status') or {}).get('readyReplicas', 0)}/{(o.get('spec') or {}).get('replicas', 1)}"
+            ),
+        ),
+        _col("Up-to-date", lambda o: (o.get("status") or {}).get("updatedReplicas", 0), "integer"),
+        _col("Available", lambda o: (o.get("status") or {}).get("availableReplicas", 0), "integer"),
+    ],
     ("coordination.k8s.io", "leases"): [
         _col("Holder", lambda o: (o.get("spec") or {}).get("holderIdentity", ""))
     ],

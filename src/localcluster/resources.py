@@ -237,6 +237,13 @@ _TOP_FIELDS = {
     "MutatingWebhookConfiguration": ("webhooks",),
     "ValidatingWebhookConfiguration": ("webhooks",),
     "APIService": ("spec", "status"),
+    "Role": ("rules",),
+    "ClusterRole": ("rules", "aggregationRule"),
+    "RoleBinding": ("subjects", "roleRef"),
+    "ClusterRoleBinding": ("subjects", "roleRef"),
+    "Deployment": ("spec", "status"),
+    "PodDisruptionBudget": ("spec", "status"),
+    "PriorityClass": ("value", "globalDefault", "description", "preemptionPolicy"),
 }
 
 
@@ -442,5 +449,94 @@ def _builtin_resources() -> list[ResourceInfo]:
             status,
             dict(COMMON_FIELDS),
             _meta({("status", "conditions"): "type"}),
+        ),
+        *_stored_only(status),
+    ]
+
+
+def _stored_only(status: frozenset[str]) -> list[ResourceInfo]:
+    """Kinds a cluster's manifests carry that are stored and served here but that nothing acts on
+    (no RBAC enforcement, no Deployment controller): so a chart's YAML applies as a whole."""
+    rbac = "rbac.authorization.k8s.io"
+    rule_meta = _meta()
+    return [
+        ResourceInfo(
+            rbac, "v1", "roles", "Role", True, (), (), frozenset(), dict(COMMON_FIELDS), rule_meta
+        ),
+        ResourceInfo(
+            rbac,
+            "v1",
+            "rolebindings",
+            "RoleBinding",
+            True,
+            (),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            rule_meta,
+        ),
+        ResourceInfo(
+            rbac,
+            "v1",
+            "clusterroles",
+            "ClusterRole",
+            False,
+            (),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            rule_meta,
+        ),
+        ResourceInfo(
+            rbac,
+            "v1",
+            "clusterrolebindings",
+            "ClusterRoleBinding",
+            False,
+            (),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            rule_meta,
+        ),
+        ResourceInfo(
+            "apps",
+            "v1",
+            "deployments",
+            "Deployment",
+            True,
+            ("deploy",),
+            ("all",),
+            status,
+            dict(COMMON_FIELDS),
+            _meta(
+                {**_pod_spec_meta(("spec", "template", "spec")), ("status", "conditions"): "type"}
+            ),
+            generation=True,
+        ),
+        ResourceInfo(
+            "policy",
+            "v1",
+            "poddisruptionbudgets",
+            "PodDisruptionBudget",
+            True,
+            ("pdb",),
+            (),
+            status,
+            dict(COMMON_FIELDS),
+            _meta(),
+            generation=True,
+        ),
+        ResourceInfo(
+            "scheduling.k8s.io",
+            "v1",
+            "priorityclasses",
+            "PriorityClass",
+            False,
+            ("pc",),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta(),
         ),
     ]

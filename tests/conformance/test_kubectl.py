@@ -212,3 +212,77 @@ def test_kubectl_server_side_apply(
         assert got["spec"]["replicas"] == replicas
         assert got["spec"]["ports"] == [{"containerPort": 7654, "protocol": "UDP"}]
     cluster.kubectl("delete", widgets.plural, "ssa", "-n", namespace, cache_dir=cache)
+
+
+def test_kubectl_applies_a_chart_like_manifest(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    cache = str(tmp_path / "cache")
+    suffix = uuid.uuid4().hex[:8]
+    docs = [
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "ctl", "namespace": namespace},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": f"conf-{suffix}"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": f"conf-{suffix}"},
+            "subjects": [{"kind": "ServiceAccount", "name": "ctl", "namespace": namespace}],
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": f"conf-{suffix}",
+            },
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "r", "namespace": namespace},
+            "rules": [],
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "ctl", "namespace": namespace},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": {"app": "ctl"}},
+                "template": {
+                    "metadata": {"labels": {"app": "ctl"}},
+                    "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}]},
+                },
+            },
+        },
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "ctl", "namespace": namespace},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "ctl"}}},
+        },
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": f"conf-{suffix}"},
+            "value": 1000,
+            "globalDefault": False,
+        },
+    ]
+    manifest = yaml.safe_dump_all(docs)
+    out = cluster.kubectl("apply", "-f", "-", stdin=manifest, cache_dir=cache)
+    assert out.stdout.count("created") == len(docs), out.stdout
+    got = json.loads(
+        cluster.kubectl(
+            "get", "deployment", "ctl", "-n", namespace, "-o", "json", cache_dir=cache
+        ).stdout
+    )
+    assert got["spec"]["replicas"] == 0
+    out = cluster.kubectl("delete", "-f", "-", stdin=manifest, cache_dir=cache)
+    assert out.stdout.count("deleted") == len(docs), out.stdout
