@@ -31,6 +31,7 @@ Key = tuple[str, str, str]  # (resource key, namespace, name)
 class _Worker:
     def __init__(self) -> None:
         self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self._failures: dict[tuple[Any, ...], int] = {}
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -48,8 +49,13 @@ class _Worker:
             item = await self.queue.get()
             try:
                 await self.process(item)
+                self._failures.pop(item, None)
             except Exception:
-                log.exception("controller failed on %r", item)
+                # Retried with back-off (10 ms doubling to 30 s), as a controller's work queue does.
+                n = self._failures[item] = self._failures.get(item, 0) + 1
+                log.exception("controller failed on %r (attempt %d)", item, n)
+                delay = min(0.01 * 2 ** (n - 1), 30.0)
+                asyncio.get_running_loop().call_later(delay, self.queue.put_nowait, item)
 
     async def process(self, item: tuple[Any, ...]) -> None:
         raise NotImplementedError

@@ -142,3 +142,37 @@ def test_threaded_server_runs_fault_injection_on_its_loop() -> None:
         assert runner.call(lambda: srv.faults.injected) == 1
     finally:
         runner.stop()
+
+
+class _FailFirstDelete(_YieldingAdmission):
+    def __init__(self) -> None:
+        self.deletes = 0
+
+    async def validate(self, op: str, *args: object) -> None:
+        if op == "DELETE":
+            self.deletes += 1
+            if self.deletes == 2:  # the owner's own delete is the first
+                raise errors.internal("webhook down")
+
+
+async def test_garbage_collector_retries_failed_deletes() -> None:
+    async with LocalAPIServer() as srv:
+        reg = srv.registry
+        admission = _FailFirstDelete()
+        reg.admission = admission
+        cms = reg.lookup("", "v1", "configmaps")
+        assert cms is not None
+        owner = await reg.create(cms, "default", {"metadata": {"name": "owner"}})
+        ref = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": "owner",
+            "uid": owner.obj["metadata"]["uid"],
+        }
+        await reg.create(cms, "default", {"metadata": {"name": "child", "ownerReferences": [ref]}})
+        await reg.delete(cms, "default", "owner", DeleteOptions())
+        watch = reg.store.watch(cms.key, "default", None, reg.store.rv)
+        async with asyncio.timeout(10):
+            while reg.store.get(cms.key, "default", "child") is not None:
+                await watch.next_batch(1)
+        assert admission.deletes >= 3
