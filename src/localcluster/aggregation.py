@@ -9,9 +9,7 @@ APIService exists; its `Available` condition reflects a discovery probe of the b
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import logging
 import ssl
 from typing import Any
@@ -24,6 +22,7 @@ from .meta import now_rfc3339
 from .registry import Registry
 from .resources import ResourceInfo
 from .services import ServiceUnresolvable, resolve_service
+from .workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -43,8 +42,8 @@ class Aggregator:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self._session: aiohttp.ClientSession | None = None
-        self.queue: asyncio.Queue[str] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        # Unavailable APIServices are probed again with back-off until their backend answers.
+        self.work: WorkQueue[str] = WorkQueue("apiservice-availability", self._probe)
         registry.listeners.append(self.observe)
 
     def _services(self) -> dict[tuple[str, str], Obj]:
@@ -61,32 +60,21 @@ class Aggregator:
     def observe(self, info: ResourceInfo, old: Obj | None, new: Obj | None) -> None:
         changed = new is not None and (old is None or old.get("spec") != new.get("spec"))
         if info.key == KEY and changed and new is not None and new.get("spec", {}).get("service"):
-            self.queue.put_nowait(new["metadata"]["name"])
+            self.work.add(new["metadata"]["name"])
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
+        self.work.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self.work.stop()
         if self._session is not None:
             await self._session.close()
             self._session = None
 
-    async def _loop(self) -> None:
-        while True:
-            name = await self.queue.get()
-            try:
-                await self._probe(name)
-            except Exception:
-                log.exception("APIService availability check failed for %s", name)
-
-    async def _probe(self, name: str) -> None:
+    async def _probe(self, name: str) -> bool | None:
         entry = self.registry.store.get(KEY, "", name)
         if entry is None:
-            return
+            return None
         spec = entry.obj["spec"]
         try:
             status, _, _ = await self._forward(
@@ -107,7 +95,7 @@ class Aggregator:
         info = self.registry.by_key(KEY)
         latest = self.registry.store.get(KEY, "", name)
         if info is None or latest is None:
-            return
+            return None
 
         def set_available(obj: Obj) -> None:
             cond = {
@@ -120,6 +108,7 @@ class Aggregator:
             obj.setdefault("status", {})["conditions"] = [cond]
 
         self.registry.force_update(info, latest, set_available)
+        return not ok
 
     async def _forward(
         self,

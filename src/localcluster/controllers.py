@@ -12,8 +12,6 @@ would retry them).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections import defaultdict
 from typing import Any
@@ -22,48 +20,32 @@ from . import errors
 from .deletion import DeleteOptions
 from .registry import Registry
 from .resources import ResourceInfo
+from .workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 Key = tuple[str, str, str]  # (resource key, namespace, name)
 
 
-class _Worker:
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
-        self._failures: dict[tuple[Any, ...], int] = {}
-        self._task: asyncio.Task[None] | None = None
+class _Controller:
+    """A controller fed by registry listeners through a work queue."""
+
+    def __init__(self, name: str) -> None:
+        self.work: WorkQueue[tuple[Any, ...]] = WorkQueue(name, self.process)
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
+        self.work.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self.work.stop()
 
-    async def _loop(self) -> None:
-        while True:
-            item = await self.queue.get()
-            try:
-                await self.process(item)
-                self._failures.pop(item, None)
-            except Exception:
-                # Retried with back-off (10 ms doubling to 30 s), as a controller's work queue does.
-                n = self._failures[item] = self._failures.get(item, 0) + 1
-                log.exception("controller failed on %r (attempt %d)", item, n)
-                delay = min(0.01 * 2 ** (n - 1), 30.0)
-                asyncio.get_running_loop().call_later(delay, self.queue.put_nowait, item)
-
-    async def process(self, item: tuple[Any, ...]) -> None:
+    async def process(self, item: tuple[Any, ...]) -> bool | None:
         raise NotImplementedError
 
 
-class GarbageCollector(_Worker):
+class GarbageCollector(_Controller):
     def __init__(self, registry: Registry) -> None:
-        super().__init__()
+        super().__init__("garbage-collector")
         self.registry = registry
         self.dependents: dict[str, set[Key]] = defaultdict(set)
         self.by_uid: dict[str, Key] = {}
@@ -89,19 +71,19 @@ class GarbageCollector(_Worker):
         if new is None:
             self.by_uid.pop(md.get("uid", ""), None)
             if md.get("uid") in self.dependents:
-                self.queue.put_nowait(("owner-gone", md["uid"]))
+                self.work.add(("owner-gone", md["uid"]))
             for uid in old_refs:
                 if uid in self.by_uid:
-                    self.queue.put_nowait(("owner", uid))
+                    self.work.add(("owner", uid))
             return
         self.by_uid[md["uid"]] = key
         finalizers = md.get("finalizers") or []
         if md.get("deletionTimestamp") and (
             "foregroundDeletion" in finalizers or "orphan" in finalizers
         ):
-            self.queue.put_nowait(("owner", md["uid"]))
+            self.work.add(("owner", md["uid"]))
         if old is None and new_refs:
-            self.queue.put_nowait(("dangling", key))
+            self.work.add(("dangling", key))
 
     def _entry(self, key: Key) -> tuple[ResourceInfo, Any] | None:
         info = self.registry.by_key(key[0])
@@ -152,7 +134,7 @@ class GarbageCollector(_Worker):
 
         self.registry.force_update(info, entry, drop)
 
-    async def process(self, item: tuple[Any, ...]) -> None:
+    async def process(self, item: tuple[Any, ...]) -> bool | None:
         what = item[0]
         if what == "owner-gone":
             uid = item[1]
@@ -169,14 +151,14 @@ class GarbageCollector(_Worker):
             uid = item[1]
             owner_key = self.by_uid.get(uid)
             if owner_key is None:
-                return
+                return None
             found = self._entry(owner_key)
             if found is None:
-                return
+                return None
             info, entry = found
             finalizers = entry.obj["metadata"].get("finalizers") or []
             if not entry.obj["metadata"].get("deletionTimestamp"):
-                return
+                return None
             deps = [k for k in self.dependents.get(uid, ()) if self._entry(k) is not None]
             if "orphan" in finalizers:
                 for k in deps:
@@ -192,10 +174,11 @@ class GarbageCollector(_Worker):
             key = item[1]
             found = self._entry(key)
             if found is None:
-                return
+                return None
             refs = found[1].obj["metadata"].get("ownerReferences") or []
             if refs and not any(self._owner_exists(r, key[1]) for r in refs):
                 await self._delete(key, "Background")
+        return None
 
     def _remove_finalizer(self, info: ResourceInfo, key: Key, name: str) -> None:
         entry = self.registry.store.get(*key)
@@ -212,26 +195,26 @@ class GarbageCollector(_Worker):
         self.registry.force_update(info, entry, drop)
 
 
-class NamespaceController(_Worker):
+class NamespaceController(_Controller):
     def __init__(self, registry: Registry) -> None:
-        super().__init__()
+        super().__init__("namespace-controller")
         self.registry = registry
         registry.listeners.append(self.observe)
 
     def observe(self, info: ResourceInfo, old: Obj | None, new: Obj | None) -> None:
         if info.kind == "Namespace" and not info.group:
             if new is not None and old is None:
-                self.queue.put_nowait(("created", new["metadata"]["name"]))
+                self.work.add(("created", new["metadata"]["name"]))
             if new is not None and new["metadata"].get("deletionTimestamp"):
-                self.queue.put_nowait(("terminating", new["metadata"]["name"]))
+                self.work.add(("terminating", new["metadata"]["name"]))
             return
         if new is None and info.namespaced and old is not None:
             ns = old["metadata"].get("namespace", "")
             entry = self.registry.store.get("/namespaces", "", ns)
             if entry is not None and entry.obj["metadata"].get("deletionTimestamp"):
-                self.queue.put_nowait(("terminating", ns))
+                self.work.add(("terminating", ns))
 
-    async def process(self, item: tuple[Any, ...]) -> None:
+    async def process(self, item: tuple[Any, ...]) -> bool | None:
         what, ns = item
         if what == "created":
             sa = self.registry.lookup("", "v1", "serviceaccounts")
@@ -244,10 +227,10 @@ class NamespaceController(_Worker):
                 except errors.StatusError as err:
                     if err.code not in (403, 404, 409):
                         raise
-            return
+            return None
         entry = self.registry.store.get("/namespaces", "", ns)
         if entry is None or not entry.obj["metadata"].get("deletionTimestamp"):
-            return
+            return None
         remaining = 0
         seen: set[str] = set()
         for info in list(self.registry.resources()):
@@ -271,12 +254,12 @@ class NamespaceController(_Worker):
         if remaining:
             left = sum(1 for key in seen for _ in self.registry.store.list(key, ns))
             if left:
-                return
+                return None
         ns_info = self.registry.lookup("", "v1", "namespaces")
         assert ns_info is not None
         entry = self.registry.store.get("/namespaces", "", ns)
         if entry is None:
-            return
+            return None
 
         def finalize(obj: Obj) -> None:
             obj.setdefault("spec", {})["finalizers"] = [
@@ -286,3 +269,4 @@ class NamespaceController(_Worker):
                 del obj["spec"]["finalizers"]
 
         self.registry.force_update(ns_info, entry, finalize)
+        return None

@@ -10,8 +10,6 @@ against the version's structural schema (`schema.py`); scale subresource request
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +26,7 @@ from .meta import now_rfc3339
 from .registry import Registry
 from .requests import is_dry_run, json_response, read_body
 from .resources import COMMON_FIELDS, ResourceInfo
+from .workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -150,8 +149,7 @@ class CRDController:
         self.preferred: dict[str, str] = {}
         self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural)
         self._terminating: set[str] = set()
-        self.queue: asyncio.Queue[str] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        self.work: WorkQueue[str] = WorkQueue("crd-controller", self._sync)
         registry.listeners.append(self.observe)
         registry.custom_prepare = self.prepare_custom
         registry.custom_default = self.default_custom
@@ -180,7 +178,7 @@ class CRDController:
             # A custom resource went away: its CRD may be waiting for that to finish deleting.
             for crd_name, (group, plural) in self._served.items():
                 if f"{group}/{plural}" == info.key and crd_name in self._terminating:
-                    self.queue.put_nowait(crd_name)
+                    self.work.add(crd_name)
             return
         if info.kind != "CustomResourceDefinition" or info.group != "apiextensions.k8s.io":
             return
@@ -212,35 +210,24 @@ class CRDController:
             self.preferred[new["spec"]["group"]] = sorted(versions, key=_version_key, reverse=True)[
                 0
             ]
-        self.queue.put_nowait(name)
+        self.work.add(name)
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
+        self.work.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self.work.stop()
 
-    async def _loop(self) -> None:
-        while True:
-            name = await self.queue.get()
-            try:
-                await self._sync(name)
-            except Exception:
-                log.exception("CRD controller failed on %s", name)
-
-    async def _sync(self, name: str) -> None:
+    async def _sync(self, name: str) -> bool | None:
         crd_info = self.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         assert crd_info is not None
         entry = self.registry.store.get(crd_info.key, "", name)
         if entry is None:
-            return
+            return None
         crd = entry.obj
         if crd["metadata"].get("deletionTimestamp"):
             await self._cleanup(crd_info, entry)
-            return
+            return None
         spec = crd["spec"]
         storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
 
@@ -269,6 +256,7 @@ class CRDController:
             status["conditions"] = list(conds.values())
 
         self.registry.force_update(crd_info, entry, establish)
+        return None
 
     async def _cleanup(self, crd_info: ResourceInfo, entry: Any) -> None:
         spec = entry.obj["spec"]
