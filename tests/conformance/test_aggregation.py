@@ -79,3 +79,53 @@ def test_apiservice_proxies_its_group(local_only: Cluster, namespace: str, tmp_p
                 assert json.loads(out.stdout)["status"]["echoedBy"] == "backend"
         finally:
             cluster.api.delete(path)
+
+
+def test_apiservice_becomes_available_when_its_backend_does(
+    local_only: Cluster, namespace: str
+) -> None:
+    cluster = local_only
+    group = f"late{uuid.uuid4().hex[:6]}.agones-py.test"
+    with Backend(group, (f"latesvc.{namespace}.svc",)) as backend:
+        svc_path = f"/api/v1/namespaces/{namespace}/services"
+        svc = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "latesvc"},
+            "spec": {"ports": [{"port": 443}]},
+        }
+        assert cluster.api.post(svc_path, svc).status == 201
+        name = f"v1.{group}"
+        path = f"/apis/apiregistration.k8s.io/v1/apiservices/{name}"
+        spec = {
+            "group": group,
+            "version": "v1",
+            "service": {"namespace": namespace, "name": "latesvc", "port": 443},
+            "caBundle": backend.ca_bundle,
+            "groupPriorityMinimum": 1000,
+            "versionPriority": 15,
+        }
+        body = {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+        assert cluster.api.post("/apis/apiregistration.k8s.io/v1/apiservices", body).status == 201
+        try:
+
+            def condition() -> str:
+                conds = (cluster.api.get(path).body.get("status") or {}).get("conditions") or []
+                return next((c["status"] for c in conds if c["type"] == "Available"), "")
+
+            wait_for(
+                lambda: condition() == "False", what="APIService unavailable without endpoints"
+            )
+            assert cluster.api.get(f"/apis/{group}/v1").status == 503
+            cluster.api.patch(
+                f"{svc_path}/latesvc",
+                {"metadata": {"annotations": {ADDRESS_ANNOTATION: f"127.0.0.1:{backend.port}"}}},
+            )
+            wait_for(lambda: condition() == "True", timeout=30, what="APIService available")
+        finally:
+            cluster.api.delete(path)
