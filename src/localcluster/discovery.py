@@ -33,6 +33,8 @@ SUBRESOURCE_VERBS = {
     "status": ["get", "patch", "update"],
     "scale": ["get", "patch", "update"],
     "binding": ["create"],
+    "eviction": ["create"],
+    "finalize": ["update"],
 }
 
 
@@ -71,6 +73,8 @@ def resource_list(group_version: str, infos: Iterable[ResourceInfo]) -> dict[str
                 sub_entry.update(group="autoscaling", version="v1", kind="Scale")
             elif sub == "binding":
                 sub_entry["kind"] = "Binding"
+            elif sub == "eviction":
+                sub_entry.update(group="policy", version="v1", kind="Eviction")
             resources.append(sub_entry)
     return {
         "kind": "APIResourceList",

@@ -339,7 +339,62 @@ class ResourceHandler:
             return await self.scale(request, info, ns, name)
         if sub == "binding" and method == "POST":
             return await self._bind(request, info, ns, name)
+        if sub == "eviction" and method == "POST":
+            return await self._evict(request, info, ns, name)
+        if sub == "finalize" and method == "PUT":
+            return await self._finalize(request, info, name)
         raise errors.method_not_supported(info.group, f"{info.resource}/{sub}", method.lower())
+
+    async def _evict(
+        self, request: web.Request, info: ResourceInfo, ns: str, name: str
+    ) -> web.Response:
+        """policy/v1 Eviction: delete the pod (no PodDisruptionBudget is enforced here)."""
+        body = await read_body(request)
+        options = (body or {}).get("deleteOptions") or {} if isinstance(body, dict) else {}
+        opts = DeleteOptions(dry_run=is_dry_run(request.query) or bool(options.get("dryRun")))
+        if isinstance(options.get("gracePeriodSeconds"), int):
+            opts.grace_period = options["gracePeriodSeconds"]
+        pre = options.get("preconditions") or {}
+        opts.uid, opts.resource_version = pre.get("uid"), pre.get("resourceVersion")
+        await self.registry.delete(info, ns, name, opts)
+        success = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "code": 201,
+        }
+        return json_response(_encode(success), 201)
+
+    async def _finalize(self, request: web.Request, info: ResourceInfo, name: str) -> web.Response:
+        """namespaces/{name}/finalize: replace spec.finalizers (a terminating namespace whose
+        finalizers are all gone is removed)."""
+        body = await read_body(request)
+        finalizers = (
+            ((body or {}).get("spec") or {}).get("finalizers") if isinstance(body, dict) else None
+        )
+        if finalizers is not None and not (
+            isinstance(finalizers, list) and all(isinstance(f, str) for f in finalizers)
+        ):
+            raise errors.invalid(
+                "",
+                "Namespace",
+                name,
+                [field.invalid("spec.finalizers", str(finalizers), "must be a list of strings")],
+            )
+        entry = self.registry.get(info, "", name)
+        await self.registry.faults.before_write("", "namespaces", name)
+
+        def replace(obj: dict[str, Any]) -> None:
+            spec = obj.setdefault("spec", {})
+            if finalizers:
+                spec["finalizers"] = list(finalizers)
+            else:
+                spec.pop("finalizers", None)
+
+        if is_dry_run(request.query):
+            return json_response(entry_bytes(entry, info))
+        return json_response(entry_bytes(self.registry.force_update(info, entry, replace), info))
 
     async def _bind(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str

@@ -176,3 +176,42 @@ def test_namespace_deletion_removes_contents(cluster: Cluster) -> None:
         timeout=120,
         what="namespace gone",
     )
+
+
+def test_pod_eviction(cluster: Cluster, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "evictee"},
+        "spec": {
+            "schedulerName": "agones-py-none",
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}],
+        },
+    }
+    assert cluster.api.post(path, pod).status == 201
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "evictee", "namespace": namespace},
+    }
+    resp = cluster.api.post(f"{path}/evictee/eviction", eviction)
+    assert resp.status == 201, resp
+    wait_for(lambda: cluster.api.get(f"{path}/evictee").status == 404, what="evicted pod gone")
+
+
+def test_namespace_finalize_subresource(cluster: Cluster) -> None:
+    ns = cluster.create_namespace("fin")
+    try:
+        body = cluster.api.get(f"/api/v1/namespaces/{ns}").body
+        body["spec"]["finalizers"] = ["kubernetes", "example.com/extra"]
+        resp = cluster.api.put(f"/api/v1/namespaces/{ns}/finalize", body)
+        assert resp.status == 200, resp
+        assert resp.body["spec"]["finalizers"] == ["kubernetes", "example.com/extra"]
+        body = resp.body
+        body["spec"]["finalizers"] = ["kubernetes"]
+        assert cluster.api.put(f"/api/v1/namespaces/{ns}/finalize", body).body["spec"][
+            "finalizers"
+        ] == ["kubernetes"]
+    finally:
+        cluster.delete_namespace(ns)
