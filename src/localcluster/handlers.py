@@ -247,6 +247,8 @@ class ResourceHandler:
             limit = int(q.get("limit", "0") or 0)
         except ValueError:
             raise errors.bad_request(f"invalid limit: {q.get('limit')!r}") from None
+        # A limit of zero or less means no limit, as in the etcd store.
+        limit = max(limit, 0)
         rv_param = q.get("resourceVersion", "")
         match = q.get("resourceVersionMatch", "")
         if match and match not in ("Exact", "NotOlderThan"):

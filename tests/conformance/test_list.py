@@ -282,3 +282,12 @@ def test_resource_version_match_exact(cluster: Cluster, namespace: str) -> None:
     assert past.status == 200, past
     assert past.body["metadata"]["resourceVersion"] == rv
     assert [i["data"] for i in past.body["items"]] == [{"v": "1"}]
+
+
+def test_negative_limit_lists_everything(cluster: Cluster, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    everything = cluster.api.get(path).body["items"]
+    resp = cluster.api.get(path, limit=-1)
+    assert resp.status == 200
+    assert len(resp.body["items"]) == len(everything)
+    assert not resp.body["metadata"].get("continue")
