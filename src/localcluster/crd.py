@@ -156,6 +156,9 @@ class CRDController:
         registry.create_hooks[("apiextensions.k8s.io", "CustomResourceDefinition")] = (
             self._on_create
         )
+        registry.update_validators[("apiextensions.k8s.io", "CustomResourceDefinition")] = (
+            validate_crd
+        )
         handler.scale = self.scale
 
     def _on_create(self, obj: Obj) -> list[FieldError]:

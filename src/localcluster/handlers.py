@@ -352,7 +352,12 @@ class ResourceHandler:
     ) -> web.Response:
         """policy/v1 Eviction: delete the pod (no PodDisruptionBudget is enforced here)."""
         body = await read_body(request)
-        options = (body or {}).get("deleteOptions") or {} if isinstance(body, dict) else {}
+        options = body.get("deleteOptions") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not isinstance(options or {}, dict):
+            raise errors.bad_request(
+                "Eviction cannot be handled: the body must be an Eviction object"
+            )
+        options = options or {}
         opts = DeleteOptions(dry_run=is_dry_run(request.query) or bool(options.get("dryRun")))
         if isinstance(options.get("gracePeriodSeconds"), int):
             opts.grace_period = options["gracePeriodSeconds"]
@@ -372,9 +377,11 @@ class ResourceHandler:
         """namespaces/{name}/finalize: replace spec.finalizers (a terminating namespace whose
         finalizers are all gone is removed)."""
         body = await read_body(request)
-        finalizers = (
-            ((body or {}).get("spec") or {}).get("finalizers") if isinstance(body, dict) else None
-        )
+        if not isinstance(body, dict) or not isinstance(body.get("spec") or {}, dict):
+            raise errors.bad_request(
+                "Namespace cannot be handled: the body must be a Namespace object"
+            )
+        finalizers = (body.get("spec") or {}).get("finalizers")
         if finalizers is not None and not (
             isinstance(finalizers, list) and all(isinstance(f, str) for f in finalizers)
         ):
@@ -402,7 +409,9 @@ class ResourceHandler:
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
     ) -> web.Response:
         body = await read_body(request)
-        node = ((body or {}).get("target") or {}).get("name", "")
+        if not isinstance(body, dict) or not isinstance(body.get("target") or {}, dict):
+            raise errors.bad_request("Binding cannot be handled: the body must be a Binding object")
+        node = (body.get("target") or {}).get("name", "")
         if not node:
             raise errors.invalid("", "Binding", name, [field.required("target.name", "")])
         entry = self.registry.get(info, ns, name)

@@ -25,7 +25,7 @@ from .deletion import DeleteOptions
 from .faults import Faults
 from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from .resources import ResourceInfo, builtin_resources
-from .schema import prune_object_meta
+from .schema import prune_object_meta, shape_error
 from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
 from .store import Entry, Store
 
@@ -61,6 +61,8 @@ class Registry:
         self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
         self.listeners: list[Listener] = []
         self.create_hooks = create_hooks(ClusterIPAllocator())
+        # Checks of a kind's whole object on update (the CRD controller registers its own).
+        self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {}
         # Called by CRD-backed resources to default, prune and validate (see crd.py).
         # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
         self.graceful_pod_deletion = False
@@ -226,6 +228,9 @@ class Registry:
             md = obj["metadata"] = {}
         if not isinstance(md, dict):
             raise errors.bad_request("metadata must be an object")
+        shape = shape_error(obj, info.top_fields is not None)
+        if shape:
+            raise _cannot_handle(info, shape)
         kind = obj.get("kind")
         if kind and kind != info.kind:
             raise errors.bad_request(
@@ -296,7 +301,7 @@ class Registry:
         if info.custom is not None and info.has_status:
             obj.pop("status", None)
         hook = self.create_hooks.get((info.group, info.kind))
-        errs = hook(obj) if hook is not None else []
+        errs = _guarded(info, hook, obj) if hook is not None else []
         if errs:
             raise errors.invalid(info.group, info.kind, md.get("name", ""), errs)
         self._validate(info, obj, strict)
@@ -398,13 +403,18 @@ class Registry:
                     ],
                 )
         if info.kind == "Pod" and not info.group and not sub:
-            errs = validate_pod_update(obj, old)
+            errs = _guarded(info, lambda o: validate_pod_update(o, old), obj)
             if errs:
                 raise errors.invalid("", "Pod", name, errs)
         if info.kind == "Secret" and not info.group:
-            errs = normalize_secret(obj)
+            errs = _guarded(info, normalize_secret, obj)
             if errs:
                 raise errors.invalid("", "Secret", name, errs)
+        validator = self.update_validators.get((info.group, info.kind))
+        if validator is not None and not sub:
+            errs = _guarded(info, validator, obj)
+            if errs:
+                raise errors.invalid(info.group, info.kind, name, errs)
         self._validate(info, obj, strict)
         # After defaulting and pruning, so an update that only omits defaulted fields is no change.
         if info.generation and _spec_changed(info, obj, old):
@@ -533,7 +543,11 @@ class Registry:
                 info.custom.schema if info.custom is not None else None
             )
         config = copy.deepcopy(config)
-        config.setdefault("metadata", {})
+        if not isinstance(config.setdefault("metadata", {}), dict):
+            raise errors.bad_request("the apply configuration's metadata must be an object")
+        shape = shape_error(config, info.top_fields is not None)
+        if shape:
+            raise _cannot_handle(info, shape)
         config["metadata"].pop("resourceVersion", None)
         for attempt in range(_PATCH_RETRIES):
             current = self.store.get(info.key, ns, name)
@@ -542,12 +556,18 @@ class Registry:
                 if sub:
                     raise errors.not_found(info.group, info.resource, name)
                 seed = {"metadata": {**config["metadata"], "name": name}}
-                body = server_side_apply(seed, config, manager, meta_keys, now)
+                try:
+                    body = server_side_apply(seed, config, manager, meta_keys, now)
+                except PatchError as err:
+                    raise errors.StatusError(422, "Invalid", str(err)) from None
                 return await self.create(info, ns, body, dry_run, system=True, strict=strict), True
             live = copy.deepcopy(current.obj)
             if info.from_storage is not None:
                 live = info.from_storage(live)
-            merged = server_side_apply(live, config, manager, meta_keys, now, sub)
+            try:
+                merged = server_side_apply(live, config, manager, meta_keys, now, sub)
+            except PatchError as err:
+                raise errors.StatusError(422, "Invalid", str(err)) from None
             merged["metadata"]["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
             obj = self._coerce(info, merged, ns)
             try:
@@ -607,6 +627,23 @@ class Registry:
 
 
 _PATCH_RETRIES = 5
+
+
+def _cannot_handle(info: ResourceInfo, detail: str) -> errors.StatusError:
+    """The 400 a decoding failure gives, in the apiserver's words."""
+    return errors.bad_request(
+        f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {detail}'
+    )
+
+
+def _guarded(
+    info: ResourceInfo, check: Callable[[Obj], list[FieldError]], obj: Obj
+) -> list[FieldError]:
+    """Run a kind's hook; a body of the wrong shape deep inside is a 400, not a crash."""
+    try:
+        return check(obj)
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as err:
+        raise _cannot_handle(info, f"malformed object: {type(err).__name__}: {err}") from None
 
 
 def _drop_unknown_fields(info: ResourceInfo, obj: Obj, strict: bool) -> None:

@@ -471,3 +471,70 @@ def structural_errors(
                     )
                 )
     return errs
+
+
+# --- JSON shapes every decoder insists on ---
+
+_META_TYPES: dict[str, type] = {
+    "name": str,
+    "generateName": str,
+    "namespace": str,
+    "uid": str,
+    "resourceVersion": str,
+    "labels": dict,
+    "annotations": dict,
+    "finalizers": list,
+    "ownerReferences": list,
+    "managedFields": list,
+}
+# Top-level fields of built-in kinds and their JSON type.
+_BUILTIN_TYPES: dict[str, type] = {
+    "spec": dict,
+    "status": dict,
+    "data": dict,
+    "stringData": dict,
+    "binaryData": dict,
+    "roleRef": dict,
+    "involvedObject": dict,
+    "source": dict,
+    "series": dict,
+    "aggregationRule": dict,
+    "webhooks": list,
+    "subsets": list,
+    "secrets": list,
+    "imagePullSecrets": list,
+    "rules": list,
+    "subjects": list,
+    "type": str,
+}
+_JSON_NAMES: dict[type, str] = {dict: "object", list: "array", str: "string"}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return _JSON_NAMES.get(type(value), "value")
+
+
+def shape_error(obj: dict[str, Any], builtin: bool) -> str:
+    """Why `obj` could not be decoded into a Kubernetes object ('' when it could), in the words of
+    Go's JSON decoder: metadata fields, and a built-in kind's top-level fields, of the wrong type."""
+    md = obj.get("metadata") or {}
+    for key, typ in _META_TYPES.items():
+        value = md.get(key)
+        if value is not None and not isinstance(value, typ):
+            return f"json: cannot unmarshal {_json_type(value)} into Go struct field ObjectMeta.metadata.{key} of type {_JSON_NAMES.get(typ, typ.__name__)}"
+    for i, ref in enumerate(md.get("ownerReferences") or []):
+        if not isinstance(ref, dict):
+            return f"json: cannot unmarshal {_json_type(ref)} into Go struct field ObjectMeta.metadata.ownerReferences[{i}] of type object"
+    for i, fin in enumerate(md.get("finalizers") or []):
+        if not isinstance(fin, str):
+            return f"json: cannot unmarshal {_json_type(fin)} into Go struct field ObjectMeta.metadata.finalizers[{i}] of type string"
+    if builtin:
+        for key, typ in _BUILTIN_TYPES.items():
+            value = obj.get(key)
+            if value is not None and not isinstance(value, typ):
+                return f"json: cannot unmarshal {_json_type(value)} into Go struct field .{key} of type {_JSON_NAMES[typ]}"
+    return ""
