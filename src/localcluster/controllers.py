@@ -4,16 +4,20 @@
   `foregroundDeletion` and `orphan` finalizers that Foreground and Orphan propagation add.
 - `NamespaceController`: creates each namespace's `default` ServiceAccount, and empties a
   terminating namespace before removing its `kubernetes` finalizer.
+- `EventReaper`: deletes Events an hour after their last write, as the apiserver's event TTL does.
 
-Both learn of changes from registry listeners (synchronous, non-blocking) and do their writes from a
-worker task, so a write never waits for them. Their writes skip fault injection (a real controller
-would retry them).
+The first two learn of changes from registry listeners (synchronous, non-blocking) and do their
+writes from a work queue, so a write never waits for them; failed work is retried with back-off.
+Their writes skip fault injection.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
 from . import errors
@@ -270,3 +274,69 @@ class NamespaceController(_Controller):
 
         self.registry.force_update(ns_info, entry, finalize)
         return None
+
+
+def _event_last_seen(event: Obj) -> datetime | None:
+    """When an event was last written: the latest of its timestamps (an event's TTL restarts with
+    each update, as etcd's lease does)."""
+    stamps = [
+        event.get("metadata", {}).get("creationTimestamp"),
+        event.get("lastTimestamp"),
+        event.get("eventTime"),
+        (event.get("series") or {}).get("lastObservedTime"),
+    ]
+    seen = None
+    for stamp in stamps:
+        if not isinstance(stamp, str):
+            continue
+        try:
+            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seen = when if seen is None or when > seen else seen
+    return seen
+
+
+class EventReaper:
+    """Deletes events not written for `ttl` seconds (kube-apiserver's --event-ttl, default 1h),
+    so a long-running local cluster does not fill up with them."""
+
+    def __init__(self, registry: Registry, ttl: float = 3600.0, interval: float = 60.0) -> None:
+        self.registry = registry
+        self.ttl = ttl
+        self.interval = interval
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="event-reaper")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def reap(self, now: datetime | None = None) -> int:
+        info = self.registry.lookup("", "v1", "events")
+        assert info is not None
+        now = now or datetime.now(UTC)
+        expired = [
+            e
+            for e in self.registry.store.list(info.key)
+            if (seen := _event_last_seen(e.obj)) is not None
+            and (now - seen).total_seconds() > self.ttl
+        ]
+        for entry in expired:
+            self.registry.force_remove(info, entry)
+        return len(expired)
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                self.reap()
+            except Exception:
+                log.exception("event reaper failed")

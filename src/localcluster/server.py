@@ -26,7 +26,7 @@ from aiohttp import web
 from . import discovery, errors, openapi
 from .admission import WebhookAdmission
 from .aggregation import Aggregator
-from .controllers import GarbageCollector, NamespaceController
+from .controllers import EventReaper, GarbageCollector, NamespaceController
 from .crd import CRDController
 from .faults import Faults
 from .handlers import ResourceHandler, parse_path
@@ -61,6 +61,8 @@ class ServerOptions:
     """Events buffered per watch before a slow consumer's stream is closed."""
     bookmark_interval: float = 5.0
     """Seconds between BOOKMARK events on watches that allow them."""
+    event_ttl: float = 3600.0
+    """Seconds after its last write an Event is deleted (kube-apiserver's --event-ttl)."""
     graceful_pod_deletion: bool = False
     """Delete scheduled pods gracefully (deletionTimestamp first), as a cluster does; only useful
     with a kubelet (simulated nodes) that finishes the deletion with gracePeriodSeconds=0."""
@@ -109,6 +111,7 @@ class LocalAPIServer:
         self.crds = CRDController(self.registry, self.handler)
         self.gc = GarbageCollector(self.registry)
         self.namespaces = NamespaceController(self.registry)
+        self.events = EventReaper(self.registry, self.options.event_ttl)
         self.admission = WebhookAdmission(self.store)
         self.registry.admission = self.admission
         self.aggregator = Aggregator(self.registry)
@@ -141,6 +144,7 @@ class LocalAPIServer:
         self.namespaces.start()
         self.crds.start()
         self.aggregator.start()
+        self.events.start()
         for ns in INITIAL_NAMESPACES:
             info = self.registry.lookup("", "v1", "namespaces")
             assert info is not None
@@ -198,6 +202,7 @@ class LocalAPIServer:
         await self.gc.stop()
         await self.crds.stop()
         await self.aggregator.stop()
+        await self.events.stop()
         await self.admission.close()
         await self.namespaces.stop()
         if self._runner is not None:

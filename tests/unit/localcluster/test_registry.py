@@ -4,6 +4,7 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime, timedelta
 
 import aiohttp
 import pytest
@@ -176,3 +177,22 @@ async def test_garbage_collector_retries_failed_deletes() -> None:
             while reg.store.get(cms.key, "default", "child") is not None:
                 await watch.next_batch(1)
         assert admission.deletes >= 3
+
+
+async def test_event_reaper_deletes_events_after_their_ttl() -> None:
+    async with LocalAPIServer(event_ttl=3600) as srv:
+        reg = srv.registry
+        events = reg.lookup("", "v1", "events")
+        assert events is not None
+        old = {
+            "metadata": {"name": "old"},
+            "involvedObject": {},
+            "lastTimestamp": "2020-01-01T00:00:00Z",
+        }
+        await reg.create(events, "default", old)
+        await reg.create(events, "default", {"metadata": {"name": "new"}, "involvedObject": {}})
+        later = datetime.now(UTC) + timedelta(minutes=30)
+        # Both were written just now (their creationTimestamp is their latest timestamp).
+        assert srv.events.reap(later) == 0
+        assert srv.events.reap(later + timedelta(hours=1)) == 2
+        assert reg.store.count(events.key) == 0
