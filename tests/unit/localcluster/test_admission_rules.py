@@ -1,3 +1,5 @@
+"""Which webhook rules cover a request (operations, groups, versions, resources/subresources, scope)."""
+
 import pytest
 
 from agones.localcluster.admission import rule_matches

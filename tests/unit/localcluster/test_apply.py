@@ -1,3 +1,5 @@
+"""Server-side apply: field sets, FieldsV1, removal of fields an applier stops setting."""
+
 import pytest
 
 from agones.localcluster.apply import (

@@ -1,3 +1,5 @@
+"""ObjectMeta validation: qualified names, labels, annotations, finalizers, owner references."""
+
 import pytest
 
 from agones.localcluster.meta import qualified_name_errors, validate_object_meta

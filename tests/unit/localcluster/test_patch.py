@@ -1,3 +1,5 @@
+"""JSON patch, merge patch and strategic merge patch, including kubectl's directives."""
+
 import pytest
 
 from agones.localcluster.patch import (

@@ -1,3 +1,5 @@
+"""Table columns of built-in kinds (what kubectl get shows)."""
+
 import pytest
 
 from agones.localcluster.printers import columns_for_resource

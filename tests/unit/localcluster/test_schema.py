@@ -1,3 +1,5 @@
+"""Structural schemas: defaulting, pruning, validation messages, structural checks."""
+
 import pytest
 
 from agones.localcluster.schema import (

@@ -1,3 +1,5 @@
+"""Label and field selector parsing and matching."""
+
 import pytest
 
 from agones.localcluster.selectors import (

@@ -1,3 +1,5 @@
+"""Table rendering: JSONPath cells and human durations."""
+
 import pytest
 
 from agones.localcluster.table import columns_for, human_duration, jsonpath, to_table
