@@ -106,6 +106,9 @@ class ResourceHandler:
         # Hooks set by crd.py for the scale subresource and by the server for APIService proxying.
         self.scale: ScaleHandler | None = None
         self.proxy: ProxyHandler | None = None
+        # Subresources served by other components (e.g. a simulated kubelet's pods/log), keyed by
+        # (group, resource, subresource).
+        self.extra_subresources: dict[tuple[str, str, str], ScaleHandler] = {}
 
     async def handle(self, request: web.Request, target: Target) -> web.StreamResponse:
         info = self.registry.lookup(target.group, target.version, target.resource)
@@ -337,6 +340,9 @@ class ResourceHandler:
                 return json_response(entry_bytes(entry, info))
             if method == "PATCH":
                 return await self._patch(request, info, ns, name, "status")
+        extra = self.extra_subresources.get((info.group, info.resource, sub))
+        if extra is not None:
+            return await extra(request, info, ns, name)
         if sub == "scale" and self.scale is not None:
             return await self.scale(request, info, ns, name)
         if sub == "binding" and method == "POST":

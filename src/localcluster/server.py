@@ -16,6 +16,7 @@ import logging
 import ssl
 import tempfile
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,11 +29,13 @@ from .admission import WebhookAdmission
 from .aggregation import Aggregator
 from .controllers import EventReaper, GarbageCollector, NamespaceController
 from .crd import CRDController
+from .discovery import SUBRESOURCE_VERBS
 from .faults import Faults
 from .handlers import ResourceHandler, parse_path
 from .kubeconfig import make_ca_and_cert, write_kubeconfig
 from .registry import Registry
 from .requests import JSON, json_response, status_response
+from .resources import ResourceInfo
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -123,6 +126,23 @@ class LocalAPIServer:
         self.ca_file: str | None = None
         self.ca_pem: bytes | None = None
         self.port = 0
+
+    def add_subresource(
+        self,
+        group: str,
+        resource: str,
+        subresource: str,
+        handler: Callable[[web.Request, ResourceInfo, str, str], Awaitable[web.StreamResponse]],
+        verbs: tuple[str, ...] = ("get",),
+    ) -> None:
+        """Serve `<resource>/<subresource>` with `handler(request, info, namespace, name)`: how
+        another component (a simulated kubelet's `pods/log`, say) plugs into the API. It is listed
+        in discovery with `verbs`."""
+        self.handler.extra_subresources[(group, resource, subresource)] = handler
+        for info in self.registry.resources():
+            if info.group == group and info.resource == resource:
+                info.subresources = info.subresources | {subresource}
+        SUBRESOURCE_VERBS.setdefault(subresource, list(verbs))
 
     # --- lifecycle ---
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from agones.localcluster import LocalAPIServer, ThreadedAPIServer, errors
 from agones.localcluster.deletion import DeleteOptions
@@ -196,3 +197,17 @@ async def test_event_reaper_deletes_events_after_their_ttl() -> None:
         assert srv.events.reap(later) == 0
         assert srv.events.reap(later + timedelta(hours=1)) == 2
         assert reg.store.count(events.key) == 0
+
+
+async def test_components_can_serve_a_subresource() -> None:
+    async def logs(request: web.Request, info: object, ns: str, name: str) -> web.Response:
+        return web.Response(text=f"log of {ns}/{name}\n")
+
+    async with LocalAPIServer() as srv, aiohttp.ClientSession() as session:
+        srv.add_subresource("", "pods", "log", logs)
+        async with session.get(f"{srv.url}/api/v1") as resp:
+            names = {r["name"] for r in (await resp.json())["resources"]}
+        assert "pods/log" in names
+        async with session.get(f"{srv.url}/api/v1/namespaces/default/pods/p/log") as resp:
+            assert resp.status == 200
+            assert await resp.text() == "log of default/p\n"
