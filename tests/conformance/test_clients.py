@@ -135,3 +135,29 @@ def test_https_with_bearer_token(local_only: Cluster) -> None:
             assert out.stdout.strip() == "namespace/default", out.stderr
     finally:
         runner.stop()
+
+
+async def test_asyncio_client_sees_410_after_compaction(
+    local_only: Cluster, namespace: str
+) -> None:
+    cluster = local_only
+    config = kubernetes_asyncio.client.Configuration()
+    await kubernetes_asyncio.config.load_kube_config(
+        config_file=cluster.kubeconfig, client_configuration=config
+    )
+    async with kubernetes_asyncio.client.ApiClient(config) as client:
+        api = kubernetes_asyncio.client.CoreV1Api(client)
+        first = await api.create_namespaced_config_map(namespace, {"metadata": {"name": "c410-a"}})
+        await api.create_namespaced_config_map(namespace, {"metadata": {"name": "c410-b"}})
+        cluster.fault("compact")
+        w = kubernetes_asyncio.watch.Watch()
+        with pytest.raises(kubernetes_asyncio.client.ApiException) as err:
+            async with w:
+                async for _ in w.stream(
+                    api.list_namespaced_config_map,
+                    namespace,
+                    resource_version=first.metadata.resource_version,
+                    timeout_seconds=5,
+                ):
+                    pass
+        assert err.value.status == 410
