@@ -109,3 +109,26 @@ def test_stopped_watch_consumer_never_blocks_writes(local_only: Cluster, namespa
     finally:
         for s in stalled:
             s.close()
+
+
+def test_rewatch_from_last_version_after_watches_close(local_only: Cluster, namespace: str) -> None:
+    # What an informer does when its watch drops: nothing written meanwhile is lost.
+    cluster = local_only
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    start = cluster.api.get(path).body["metadata"]["resourceVersion"]
+    first = WatchCollector(cluster.api, path, resourceVersion=start, timeoutSeconds=60)
+    cluster.api.post(path, _cm("rw-1"))
+    seen = first.wait_for(is_event("ADDED", "rw-1"))
+    cluster.fault("close-watches")
+    assert first.ended.wait(10)
+    cluster.api.post(path, _cm("rw-2"))
+    cluster.api.delete(f"{path}/rw-1")
+    resumed = WatchCollector(
+        cluster.api,
+        path,
+        resourceVersion=seen["object"]["metadata"]["resourceVersion"],
+        timeoutSeconds=60,
+    )
+    resumed.wait_for(is_event("ADDED", "rw-2"))
+    resumed.wait_for(is_event("DELETED", "rw-1"))
+    assert not any(is_event("ADDED", "rw-1")(e) for e in resumed.seen)
