@@ -1,7 +1,7 @@
 """What the server knows about each resource it serves: names, scope, subresources, selectors.
 
 A `ResourceInfo` is the unit of routing, discovery and storage. Built-in kinds are declared here
-(`BUILTIN`); custom resources get one per served version from `crd.py`. Storage is keyed by
+(`builtin_resources()`, including a few stored-only ones: RBAC, Deployments, PDBs, PriorityClasses); custom resources get one per served version from `crd.py`. Storage is keyed by
 `<group>/<plural>` whatever the version, so every served version of a CRD shares its objects.
 """
 

@@ -5,6 +5,9 @@ nulls), unknown fields are pruned (except under `x-kubernetes-preserve-unknown-f
 root's apiVersion/kind/metadata), then the object is validated. Validation errors are `FieldError`s
 worded as the apiserver words them, e.g. `spec.replicas: Invalid value: 0: spec.replicas in body
 should be greater than or equal to 1`. CEL rules (`x-kubernetes-validations`) are not evaluated.
+
+Also here: the checks a CRD's schema must pass to be accepted (`structural_errors`), and the JSON
+shapes any object must have to be decoded at all (`shape_error`, answered 400 as Go's decoder does).
 """
 
 from __future__ import annotations
