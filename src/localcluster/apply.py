@@ -13,9 +13,21 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .patch import PRIMITIVE_MERGE, PatchMeta, apply_strategic_merge_patch
+from ..apis import field
+from . import errors, meta
+from .decoding import cannot_handle
+from .patch import PRIMITIVE_MERGE, PatchError, PatchMeta, apply_strategic_merge_patch
+from .resources import ResourceInfo
+from .schema import shape_error
+from .store import Entry
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+# Attempts at a write that keeps losing races with concurrent writers (patch, apply).
+PATCH_RETRIES = 5
 
 Obj = dict[str, Any]
 Path = tuple[str, ...]
@@ -196,3 +208,65 @@ def server_side_apply(
         entry
     ]
     return out
+
+
+async def apply_request(
+    reg: Registry,
+    info: ResourceInfo,
+    ns: str,
+    name: str,
+    config: Obj,
+    manager: str,
+    sub: str = "",
+    dry_run: bool = False,
+    strict: bool = False,
+) -> tuple[Entry, bool]:
+    """Server-side apply (apply.py): create when absent, else merge with field ownership.
+    Returns (object, whether it was created)."""
+    if not manager:
+        raise errors.invalid(
+            info.group,
+            info.kind,
+            name,
+            [field.required("fieldManager", "is required for apply patch")],
+        )
+    await reg.faults.before_write(info.group, info.resource, name)
+    meta_keys = info.patch_meta
+    if meta_keys is None:
+        meta_keys = patch_meta_from_schema(info.custom.schema if info.custom is not None else None)
+    config = copy.deepcopy(config)
+    if not isinstance(config.setdefault("metadata", {}), dict):
+        raise errors.bad_request("the apply configuration's metadata must be an object")
+    shape = shape_error(config, info.top_fields is not None)
+    if shape:
+        raise cannot_handle(info, shape)
+    config["metadata"].pop("resourceVersion", None)
+    for attempt in range(PATCH_RETRIES):
+        current = reg.store.get(info.key, ns, name)
+        now = meta.now_rfc3339()
+        if current is None:
+            if sub:
+                raise errors.not_found(info.group, info.resource, name)
+            seed = {"metadata": {**config["metadata"], "name": name}}
+            try:
+                body = server_side_apply(seed, config, manager, meta_keys, now)
+            except PatchError as err:
+                raise errors.StatusError(422, "Invalid", str(err)) from None
+            return await reg.create(info, ns, body, dry_run, system=True, strict=strict), True
+        live = copy.deepcopy(current.obj)
+        if info.from_storage is not None:
+            live = info.from_storage(live)
+        try:
+            merged = server_side_apply(live, config, manager, meta_keys, now, sub)
+        except PatchError as err:
+            raise errors.StatusError(422, "Invalid", str(err)) from None
+        merged["metadata"]["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
+        obj = reg.coerce(info, merged, ns)
+        try:
+            return await reg.update_checked(
+                info, ns, name, obj, sub, dry_run, "UPDATE", strict
+            ), False
+        except errors.StatusError as err:
+            if err.reason != "Conflict" or attempt == PATCH_RETRIES - 1:
+                raise
+    raise AssertionError("unreachable")

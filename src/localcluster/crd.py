@@ -395,5 +395,7 @@ class CRDController:
         for step in steps[:-1]:
             cur = cur.setdefault(step, {})
         cur[steps[-1]] = replicas
-        updated = await self.registry._update(info, ns, name, obj, "", is_dry_run(request.query))
+        updated = await self.registry.update_checked(
+            info, ns, name, obj, "", is_dry_run(request.query)
+        )
         return json_response(_encode(to_scale(updated.obj)))

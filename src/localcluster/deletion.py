@@ -84,7 +84,7 @@ async def delete(
         md["deletionGracePeriodSeconds"] = grace
         if opts.dry_run:
             return Entry(obj, b"", reg.store.rv), False
-        return reg._commit(info, current, obj), False
+        return reg.commit(info, current, obj), False
     if finalizers or pending_spec:
         if omd.get("deletionTimestamp") and finalizers == list(omd.get("finalizers") or []):
             return current, False
@@ -102,10 +102,10 @@ async def delete(
             obj.setdefault("status", {})["phase"] = "Terminating"
         if opts.dry_run:
             return Entry(obj, b"", reg.store.rv), False
-        return reg._commit(info, current, obj), False
+        return reg.commit(info, current, obj), False
     if opts.dry_run:
         return current, True
-    return reg._remove(info, current), True
+    return reg.remove(info, current), True
 
 
 def _pod_grace_period(reg: Registry, info: ResourceInfo, pod: Obj, opts: DeleteOptions) -> int:

@@ -19,13 +19,14 @@ from typing import Any, Protocol
 from ..apis import field
 from ..apis.field import FieldError
 from . import deletion, errors, meta
-from .apply import patch_meta_from_schema, server_side_apply
+from .apply import PATCH_RETRIES, apply_request
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
+from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
 from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from .resources import ResourceInfo, builtin_resources
-from .schema import prune_object_meta, shape_error
+from .schema import shape_error
 from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
 from .store import Entry, Store
 
@@ -169,13 +170,13 @@ class Registry:
 
     # --- writes ---
 
-    def _commit(self, info: ResourceInfo, prev: Entry | None, obj: Obj) -> Entry:
+    def commit(self, info: ResourceInfo, prev: Entry | None, obj: Obj) -> Entry:
         entry = self.store.put(info.key, obj, prev)
         for listener in self.listeners:
             listener(info, None if prev is None else prev.obj, entry.obj)
         return entry
 
-    def _remove(self, info: ResourceInfo, entry: Entry) -> Entry:
+    def remove(self, info: ResourceInfo, entry: Entry) -> Entry:
         gone = self.store.delete(info.key, entry)
         for listener in self.listeners:
             listener(info, entry.obj, None)
@@ -214,12 +215,12 @@ class Registry:
         if info.custom is not None and self.custom_prepare is not None:
             errs.extend(self.custom_prepare(info, obj, strict))
         elif info.top_fields is not None:
-            _drop_unknown_fields(info, obj, strict)
+            drop_unknown_fields(info, obj, strict)
         if errs:
             name = md.get("name", "") if isinstance(md, dict) else ""
             raise errors.invalid(info.group, info.kind, name, errs)
 
-    def _coerce(self, info: ResourceInfo, body: Any, ns: str) -> Obj:
+    def coerce(self, info: ResourceInfo, body: Any, ns: str) -> Obj:
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request is not a JSON object")
         obj = body
@@ -230,7 +231,7 @@ class Registry:
             raise errors.bad_request("metadata must be an object")
         shape = shape_error(obj, info.top_fields is not None)
         if shape:
-            raise _cannot_handle(info, shape)
+            raise cannot_handle(info, shape)
         kind = obj.get("kind")
         if kind and kind != info.kind:
             raise errors.bad_request(
@@ -271,7 +272,7 @@ class Registry:
         if info.custom is not None and self.custom_default is not None:
             self.custom_default(info, obj)
         mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run)
-        return obj if mutated is None else self._coerce(info, mutated, ns)
+        return obj if mutated is None else self.coerce(info, mutated, ns)
 
     async def create(
         self,
@@ -283,7 +284,7 @@ class Registry:
         system: bool = False,
         strict: bool = False,
     ) -> Entry:
-        obj = self._coerce(info, body, ns)
+        obj = self.coerce(info, body, ns)
         md = obj["metadata"]
         if not system:
             await self.faults.before_write(
@@ -301,7 +302,7 @@ class Registry:
         if info.custom is not None and info.has_status:
             obj.pop("status", None)
         hook = self.create_hooks.get((info.group, info.kind))
-        errs = _guarded(info, hook, obj) if hook is not None else []
+        errs = guarded(info, hook, obj) if hook is not None else []
         if errs:
             raise errors.invalid(info.group, info.kind, md.get("name", ""), errs)
         self._validate(info, obj, strict)
@@ -312,7 +313,7 @@ class Registry:
             raise errors.already_exists(info.group, info.resource, name)
         if dry_run:
             return Entry(obj, b"", self.store.rv)
-        return self._commit(info, None, obj)
+        return self.commit(info, None, obj)
 
     async def update(
         self,
@@ -325,7 +326,7 @@ class Registry:
         strict: bool = False,
     ) -> Entry:
         await self.faults.before_write(info.group, info.resource, name)
-        obj = self._coerce(info, body, ns)
+        obj = self.coerce(info, body, ns)
         body_name = obj["metadata"].get("name")
         if body_name != name:
             raise errors.bad_request(
@@ -334,19 +335,19 @@ class Registry:
                 else "name is required"
             )
         if obj["metadata"].get("resourceVersion"):
-            return await self._update(info, ns, name, obj, sub, dry_run, strict=strict)
+            return await self.update_checked(info, ns, name, obj, sub, dry_run, strict=strict)
         # An unconditional update is retried against the latest object, like a patch.
-        for attempt in range(_PATCH_RETRIES):
+        for attempt in range(PATCH_RETRIES):
             try:
-                return await self._update(
+                return await self.update_checked(
                     info, ns, name, copy.deepcopy(obj), sub, dry_run, strict=strict
                 )
             except errors.StatusError as err:
-                if err.reason != "Conflict" or attempt == _PATCH_RETRIES - 1:
+                if err.reason != "Conflict" or attempt == PATCH_RETRIES - 1:
                     raise
         raise AssertionError("unreachable")
 
-    async def _update(
+    async def update_checked(
         self,
         info: ResourceInfo,
         ns: str,
@@ -403,16 +404,16 @@ class Registry:
                     ],
                 )
         if info.kind == "Pod" and not info.group and not sub:
-            errs = _guarded(info, lambda o: validate_pod_update(o, old), obj)
+            errs = guarded(info, lambda o: validate_pod_update(o, old), obj)
             if errs:
                 raise errors.invalid("", "Pod", name, errs)
         if info.kind == "Secret" and not info.group:
-            errs = _guarded(info, normalize_secret, obj)
+            errs = guarded(info, normalize_secret, obj)
             if errs:
                 raise errors.invalid("", "Secret", name, errs)
         validator = self.update_validators.get((info.group, info.kind))
         if validator is not None and not sub:
-            errs = _guarded(info, validator, obj)
+            errs = guarded(info, validator, obj)
             if errs:
                 raise errors.invalid(info.group, info.kind, name, errs)
         self._validate(info, obj, strict)
@@ -429,11 +430,11 @@ class Registry:
         if self.store.get(info.key, ns, name) is not current:
             raise errors.conflict(info.group, info.resource, name, errors.OBJECT_MODIFIED)
         if md.get("deletionTimestamp") and not md.get("finalizers"):
-            self._commit(info, current, obj)
+            self.commit(info, current, obj)
             entry = self.store.get(info.key, ns, name)
             assert entry is not None
-            return self._remove(info, entry)
-        return self._commit(info, current, obj)
+            return self.remove(info, entry)
+        return self.commit(info, current, obj)
 
     def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:
         if not info.has_status:
@@ -472,13 +473,15 @@ class Registry:
         # Without a resourceVersion precondition a patch is re-applied to the latest object when a
         # concurrent write wins the race, as the apiserver's update loop does.
         precondition = _patch_sets_resource_version(patch_type, patch)
-        for attempt in range(_PATCH_RETRIES):
+        for attempt in range(PATCH_RETRIES):
             current = self.get(info, ns, name)
             obj = self._patched(info, ns, name, current, patch_type, patch)
             try:
-                return await self._update(info, ns, name, obj, sub, dry_run, "UPDATE", strict)
+                return await self.update_checked(
+                    info, ns, name, obj, sub, dry_run, "UPDATE", strict
+                )
             except errors.StatusError as err:
-                if err.reason != "Conflict" or precondition or attempt == _PATCH_RETRIES - 1:
+                if err.reason != "Conflict" or precondition or attempt == PATCH_RETRIES - 1:
                     raise
         raise AssertionError("unreachable")
 
@@ -509,7 +512,7 @@ class Registry:
         # A resourceVersion in the patch is a precondition; otherwise the patch applies to `current`.
         if not patched_md.get("resourceVersion"):
             patched_md["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
-        obj = self._coerce(info, patched, ns)
+        obj = self.coerce(info, patched, ns)
         if obj["metadata"].get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({obj['metadata'].get('name')}) does not match the name on the URL ({name})"
@@ -529,55 +532,7 @@ class Registry:
     ) -> tuple[Entry, bool]:
         """Server-side apply (apply.py): create when absent, else merge with field ownership.
         Returns (object, whether it was created)."""
-        if not manager:
-            raise errors.invalid(
-                info.group,
-                info.kind,
-                name,
-                [field.required("fieldManager", "is required for apply patch")],
-            )
-        await self.faults.before_write(info.group, info.resource, name)
-        meta_keys = info.patch_meta
-        if meta_keys is None:
-            meta_keys = patch_meta_from_schema(
-                info.custom.schema if info.custom is not None else None
-            )
-        config = copy.deepcopy(config)
-        if not isinstance(config.setdefault("metadata", {}), dict):
-            raise errors.bad_request("the apply configuration's metadata must be an object")
-        shape = shape_error(config, info.top_fields is not None)
-        if shape:
-            raise _cannot_handle(info, shape)
-        config["metadata"].pop("resourceVersion", None)
-        for attempt in range(_PATCH_RETRIES):
-            current = self.store.get(info.key, ns, name)
-            now = meta.now_rfc3339()
-            if current is None:
-                if sub:
-                    raise errors.not_found(info.group, info.resource, name)
-                seed = {"metadata": {**config["metadata"], "name": name}}
-                try:
-                    body = server_side_apply(seed, config, manager, meta_keys, now)
-                except PatchError as err:
-                    raise errors.StatusError(422, "Invalid", str(err)) from None
-                return await self.create(info, ns, body, dry_run, system=True, strict=strict), True
-            live = copy.deepcopy(current.obj)
-            if info.from_storage is not None:
-                live = info.from_storage(live)
-            try:
-                merged = server_side_apply(live, config, manager, meta_keys, now, sub)
-            except PatchError as err:
-                raise errors.StatusError(422, "Invalid", str(err)) from None
-            merged["metadata"]["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
-            obj = self._coerce(info, merged, ns)
-            try:
-                return await self._update(
-                    info, ns, name, obj, sub, dry_run, "UPDATE", strict
-                ), False
-            except errors.StatusError as err:
-                if err.reason != "Conflict" or attempt == _PATCH_RETRIES - 1:
-                    raise
-        raise AssertionError("unreachable")
+        return await apply_request(self, info, ns, name, config, manager, sub, dry_run, strict)
 
     # --- deletion (deletion.py) ---
 
@@ -614,52 +569,16 @@ class Registry:
             and not md.get("finalizers")
             and not (info.kind == "Namespace" and (obj.get("spec") or {}).get("finalizers"))
         ):
-            self._commit(info, entry, obj)
+            self.commit(info, entry, obj)
             latest = self.store.get(info.key, md.get("namespace", ""), md["name"])
             assert latest is not None
-            return self._remove(info, latest)
+            return self.remove(info, latest)
         if obj == entry.obj:
             return entry
-        return self._commit(info, entry, obj)
+        return self.commit(info, entry, obj)
 
     def force_remove(self, info: ResourceInfo, entry: Entry) -> Entry:
-        return self._remove(info, entry)
-
-
-_PATCH_RETRIES = 5
-
-
-def _cannot_handle(info: ResourceInfo, detail: str) -> errors.StatusError:
-    """The 400 a decoding failure gives, in the apiserver's words."""
-    return errors.bad_request(
-        f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {detail}'
-    )
-
-
-def _guarded(
-    info: ResourceInfo, check: Callable[[Obj], list[FieldError]], obj: Obj
-) -> list[FieldError]:
-    """Run a kind's hook; a body of the wrong shape deep inside is a 400, not a crash."""
-    try:
-        return check(obj)
-    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as err:
-        raise _cannot_handle(info, f"malformed object: {type(err).__name__}: {err}") from None
-
-
-def _drop_unknown_fields(info: ResourceInfo, obj: Obj, strict: bool) -> None:
-    """Drop (or, when strict, reject) the fields a built-in kind does not have."""
-    assert info.top_fields is not None
-    unknown = [k for k in obj if k not in info.top_fields]
-    md = obj.get("metadata")
-    unknown_meta = prune_object_meta(md) if isinstance(md, dict) else []
-    if strict and (unknown or unknown_meta):
-        listed = ", ".join(f'unknown field "{p}"' for p in [*unknown, *unknown_meta])
-        raise errors.bad_request(
-            f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
-            f"strict decoding error: {listed}"
-        )
-    for k in unknown:
-        del obj[k]
+        return self.remove(info, entry)
 
 
 _CONTINUE_EXPIRED = (
