@@ -165,27 +165,89 @@ def _prune_empty(obj: Any) -> None:
                 del obj[k]
 
 
+class ApplyConflict(Exception):
+    """Fields the configuration sets to other values than appliers that own them."""
+
+    def __init__(self, conflicts: list[tuple[str, str]]) -> None:
+        super().__init__(conflicts)
+        self.conflicts = conflicts  # (manager, field path such as .spec.replicas)
+
+
+_MISSING = object()
+
+
+def value_at(obj: Any, path: Path) -> Any:
+    """The value a field path points at in `obj` (`_MISSING` when absent)."""
+    cur = obj
+    for token in path:
+        if token == ".":
+            continue
+        if token.startswith("f:") and isinstance(cur, dict):
+            if token[2:] not in cur:
+                return _MISSING
+            cur = cur[token[2:]]
+        elif isinstance(cur, list):
+            idx = _find_item(cur, token)
+            if idx < 0:
+                return _MISSING
+            cur = cur[idx]
+        else:
+            return _MISSING
+    return cur
+
+
+def _dotted(path: Path) -> str:
+    out = ""
+    for token in path:
+        if token.startswith("f:"):
+            out += "." + token[2:]
+        elif token != ".":
+            out += "[" + token[2:] + "]"
+    return out
+
+
 def server_side_apply(
-    live: Obj, config: Obj, manager: str, meta: PatchMeta, now: str, sub: str = ""
+    live: Obj,
+    config: Obj,
+    manager: str,
+    meta: PatchMeta,
+    now: str,
+    sub: str = "",
+    force: bool = False,
 ) -> Obj:
-    """The object after `manager` applies `config` to `live` (both in the served version)."""
+    """The object after `manager` applies `config` to `live` (both in the served version).
+
+    Setting a field another applier owns to a different value raises `ApplyConflict`, unless
+    `force`, which takes the field over from it.
+    """
     body = _config_body(config, sub)
     new_fields = field_set(body, meta)
-    managed = list(live.get("metadata", {}).get("managedFields") or [])
-    mine = next(
-        (
-            m
-            for m in managed
-            if m.get("manager") == manager
-            and m.get("operation") == "Apply"
-            and m.get("subresource", "") == sub
-        ),
-        None,
-    )
-    others: set[Path] = set()
+    managed = [copy.deepcopy(m) for m in live.get("metadata", {}).get("managedFields") or []]
+
+    def applies(m: Obj) -> bool:
+        return m.get("operation") == "Apply" and m.get("subresource", "") == sub
+
+    mine = next((m for m in managed if m.get("manager") == manager and applies(m)), None)
+    owned = {
+        id(m): from_fields_v1(m.get("fieldsV1") or {})
+        for m in managed
+        if m is not mine and applies(m)
+    }
+    conflicts = []
     for m in managed:
-        if m is not mine and m.get("operation") == "Apply" and m.get("subresource", "") == sub:
-            others |= from_fields_v1(m.get("fieldsV1") or {})
+        if id(m) not in owned:
+            continue
+        for path in sorted(owned[id(m)] & new_fields):
+            if path[-1] != "." and value_at(live, path) != value_at(body, path):
+                conflicts.append((str(m.get("manager", "")), path))
+    if conflicts and not force:
+        raise ApplyConflict([(who, _dotted(path)) for who, path in conflicts])
+    for who_path in conflicts:
+        for m in managed:
+            if m.get("manager") == who_path[0] and id(m) in owned:
+                owned[id(m)].discard(who_path[1])
+                m["fieldsV1"] = to_fields_v1(owned[id(m)])
+    others: set[Path] = set().union(*owned.values()) if owned else set()
     out = copy.deepcopy(live)
     if mine is not None:
         dropped = from_fields_v1(mine.get("fieldsV1") or {}) - new_fields - others
@@ -204,10 +266,29 @@ def server_side_apply(
     }
     if sub:
         entry["subresource"] = sub
-    out.setdefault("metadata", {})["managedFields"] = [m for m in managed if m is not mine] + [
-        entry
-    ]
+    kept = [m for m in managed if m is not mine and (m.get("fieldsV1") or not applies(m))]
+    out.setdefault("metadata", {})["managedFields"] = [*kept, entry]
     return out
+
+
+def conflict_error(info: ResourceInfo, name: str, err: ApplyConflict) -> errors.StatusError:
+    """The 409 kube-apiserver answers an apply with conflicts."""
+    n = len(err.conflicts)
+    lines = "\n".join(f'- conflict with "{who}": {path}' for who, path in err.conflicts)
+    message = f"Apply failed with {n} conflict{'s' if n > 1 else ''}: " + (
+        f'conflict with "{err.conflicts[0][0]}": {err.conflicts[0][1]}' if n == 1 else f"\n{lines}"
+    )
+    details = {
+        "name": name,
+        "kind": info.resource,
+        "causes": [
+            {"reason": "FieldManagerConflict", "message": f'conflict with "{who}"', "field": path}
+            for who, path in err.conflicts
+        ],
+    }
+    if info.group:
+        details["group"] = info.group
+    return errors.StatusError(409, "Conflict", message, details)
 
 
 async def apply_request(
@@ -220,9 +301,10 @@ async def apply_request(
     sub: str = "",
     dry_run: bool = False,
     strict: bool = False,
+    force: bool = False,
 ) -> tuple[Entry, bool]:
-    """Server-side apply (apply.py): create when absent, else merge with field ownership.
-    Returns (object, whether it was created)."""
+    """The apply verb: create when absent, else merge with field ownership (409 on conflicts
+    with other appliers unless `force`). Returns (object, whether it was created)."""
     if not manager:
         raise errors.invalid(
             info.group,
@@ -257,9 +339,11 @@ async def apply_request(
         if info.from_storage is not None:
             live = info.from_storage(live)
         try:
-            merged = server_side_apply(live, config, manager, meta_keys, now, sub)
+            merged = server_side_apply(live, config, manager, meta_keys, now, sub, force)
         except PatchError as err:
             raise errors.StatusError(422, "Invalid", str(err)) from None
+        except ApplyConflict as err:
+            raise conflict_error(info, name, err) from None
         merged["metadata"]["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
         obj = reg.coerce(info, merged, ns)
         try:

@@ -192,6 +192,7 @@ class ResourceHandler:
                 sub,
                 dry_run,
                 strict_validation(request.query),
+                query_bool(request.query.get("force")),
             )
             return json_response(entry_bytes(entry, info), 201 if created else 200)
         entry = await self.registry.patch(

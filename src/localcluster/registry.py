@@ -529,10 +529,13 @@ class Registry:
         sub: str = "",
         dry_run: bool = False,
         strict: bool = False,
+        force: bool = False,
     ) -> tuple[Entry, bool]:
         """Server-side apply (apply.py): create when absent, else merge with field ownership.
         Returns (object, whether it was created)."""
-        return await apply_request(self, info, ns, name, config, manager, sub, dry_run, strict)
+        return await apply_request(
+            self, info, ns, name, config, manager, sub, dry_run, strict, force
+        )
 
     # --- deletion (deletion.py) ---
 

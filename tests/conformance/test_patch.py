@@ -246,3 +246,24 @@ def test_server_side_apply_owns_fields(cluster: Cluster, namespace: str, widgets
     assert second.body["spec"]["color"] == "blue"  # dropped by the applier, then defaulted
     missing = cluster.api.patch(path, config({}, {}), "apply")
     assert missing.status == 422
+
+
+def test_server_side_apply_conflicts_between_managers(
+    cluster: Cluster, namespace: str, widgets: CRD
+) -> None:
+    path = widgets.path(namespace, "ssa-conflict")
+    body = {
+        "apiVersion": widgets.api_version,
+        "kind": widgets.kind,
+        "metadata": {"name": "ssa-conflict"},
+        "spec": {"replicas": 2},
+    }
+    assert cluster.api.patch(path, body, "apply", fieldManager="alpha").status == 201
+    body["spec"]["replicas"] = 3
+    conflict = cluster.api.patch(path, body, "apply", fieldManager="beta")
+    assert conflict.status == 409, conflict
+    assert conflict.body["reason"] == "Conflict"
+    assert [c["field"] for c in conflict.body["details"]["causes"]] == [".spec.replicas"]
+    forced = cluster.api.patch(path, body, "apply", fieldManager="beta", force="true")
+    assert forced.status == 200, forced
+    assert forced.body["spec"]["replicas"] == 3

@@ -3,6 +3,7 @@
 import pytest
 
 from agones.localcluster.apply import (
+    ApplyConflict,
     field_set,
     from_fields_v1,
     patch_meta_from_schema,
@@ -66,10 +67,10 @@ def test_remove_path(path: tuple[str, ...], expected: dict) -> None:
 def test_reapply_removes_only_own_dropped_fields() -> None:
     live = {"metadata": {"name": "o"}, "spec": {}}
     one = server_side_apply(live, {"spec": {"a": 1, "b": 2}}, "m1", {}, "t")
-    two = server_side_apply(one, {"spec": {"b": 3, "c": 4}}, "m2", {}, "t")
+    two = server_side_apply(one, {"spec": {"b": 2, "c": 4}}, "m2", {}, "t")
     three = server_side_apply(two, {"spec": {"a": 1}}, "m1", {}, "t")
     # m1 dropped b, but m2 also applied it: it stays.
-    assert three["spec"] == {"a": 1, "b": 3, "c": 4}
+    assert three["spec"] == {"a": 1, "b": 2, "c": 4}
     four = server_side_apply(three, {"spec": {}}, "m2", {}, "t")
     assert four["spec"] == {"a": 1}
     assert [m["manager"] for m in four["metadata"]["managedFields"]] == ["m1", "m2"]
@@ -107,3 +108,18 @@ def test_patch_meta_from_schema() -> None:
         ("spec", "ports"): "name",
         ("spec", "tags"): PRIMITIVE_MERGE,
     }
+
+
+def test_conflicting_appliers_and_force() -> None:
+    live = server_side_apply({"metadata": {"name": "o"}}, {"spec": {"a": 1, "b": 1}}, "m1", {}, "t")
+    same = server_side_apply(live, {"spec": {"a": 1}}, "m2", {}, "t")  # same value: shared
+    assert same["spec"] == {"a": 1, "b": 1}
+    with pytest.raises(ApplyConflict) as err:
+        server_side_apply(same, {"spec": {"a": 2}}, "m2", {}, "t")
+    assert err.value.conflicts == [("m1", ".spec.a")]
+    forced = server_side_apply(same, {"spec": {"a": 2}}, "m2", {}, "t", force=True)
+    assert forced["spec"] == {"a": 2, "b": 1}
+    owners = {
+        m["manager"]: from_fields_v1(m["fieldsV1"]) for m in forced["metadata"]["managedFields"]
+    }
+    assert owners == {"m1": {("f:spec", "f:b")}, "m2": {("f:spec", "f:a")}}
