@@ -4,8 +4,9 @@ Each apply by a field manager records the fields its configuration sets (in `man
 FieldsV1, operation Apply). Applying again removes the fields that manager set before and no longer
 sets (unless another applier also owns them), then merges the new configuration in: maps merge,
 lists with merge keys merge by key (built-in kinds' strategic keys; `x-kubernetes-list-type: map`
-with one key, or `set`, for custom resources), other lists are replaced. Not modelled: ownership by
-non-apply writers and the conflicts it raises (applies always win, as with `--force-conflicts`).
+with one key, or `set`, for custom resources), other lists are replaced. Setting a field another
+applier owns to a different value is a 409 conflict unless forced (which takes the field over).
+Not modelled: ownership by non-apply writers (PUT, PATCH), so they never conflict with an apply.
 """
 
 from __future__ import annotations
