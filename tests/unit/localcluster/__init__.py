@@ -1,0 +1,1 @@
+"""Unit tests of the local API server's pure parts."""
