@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ..apis import field
 from ..apis.field import FieldError
+from ..apis.meta.labelselector import EVERYTHING
 from . import deletion, errors, meta
 from .apply import PATCH_RETRIES, apply_request
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
@@ -113,7 +114,7 @@ class Registry:
         self,
         info: ResourceInfo,
         ns: str,
-        labels: LabelSelector = (),
+        labels: LabelSelector = EVERYTHING,
         fields: FieldSelector = (),
         limit: int = 0,
         continue_token: str = "",
@@ -142,12 +143,12 @@ class Registry:
             snapshot = self.store.list_at(info.key, ns, rv)
         source = iter(snapshot) if snapshot is not None else self.store.list(info.key, ns, start)
         out: list[Entry] = []
-        filtered = bool(labels or fields)
+        filtered = not labels.empty() or bool(fields)
         getters = info.fields
         more = False
         for entry in source:
             obj = entry.obj
-            if labels and not labels_match(labels, obj["metadata"].get("labels")):
+            if not labels_match(labels, obj["metadata"].get("labels")):
                 continue
             if fields and not fields_match(fields, getters, obj):
                 continue

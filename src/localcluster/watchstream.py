@@ -60,7 +60,7 @@ class WatchServer:
         getters = info.fields
 
         def predicate(obj: dict[str, Any]) -> bool:
-            if labels and not labels_match(labels, obj["metadata"].get("labels")):
+            if not labels_match(labels, obj["metadata"].get("labels")):
                 return False
             if fields:
                 return fields_match(fields, getters, obj)
@@ -75,7 +75,7 @@ class WatchServer:
             watcher = store.watch(
                 info.key,
                 ns,
-                predicate if (labels or fields) else None,
+                predicate if (not labels.empty() or fields) else None,
                 since if not initial_end else None,
             )
         except errors.StatusError as err:
