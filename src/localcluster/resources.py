@@ -366,7 +366,8 @@ def _builtin_resources() -> list[ResourceInfo]:
             (),
             frozenset(),
             dict(COMMON_FIELDS),
-            _meta({("secrets",): "name", ("imagePullSecrets",): "name"}),
+            # imagePullSecrets is atomic on ServiceAccount (no patch strategy, unlike PodSpec's).
+            _meta({("secrets",): "name"}),
         ),
         ResourceInfo(
             "", "v1", "events", "Event", True, ("ev",), (), frozenset(), EVENT_FIELDS, _meta()

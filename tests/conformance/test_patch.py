@@ -158,14 +158,19 @@ def test_strategic_merge_patch_of_service_account_pull_secrets(
         "apiVersion": "v1",
         "kind": "ServiceAccount",
         "metadata": {"name": "smpsa"},
+        "secrets": [{"name": "one"}],
         "imagePullSecrets": [{"name": "one"}],
     }
     assert cluster.api.post(path, sa).status == 201
-    resp = cluster.api.patch(f"{path}/smpsa", {"imagePullSecrets": [{"name": "two"}]}, "strategic")
+    # `secrets` merges by name; `imagePullSecrets` has no patch strategy on a ServiceAccount
+    # (k8s.io/api core/v1 ServiceAccount: listType=atomic), so a strategic patch replaces it.
+    patch = {"secrets": [{"name": "two"}], "imagePullSecrets": [{"name": "two"}]}
+    resp = cluster.api.patch(f"{path}/smpsa", patch, "strategic")
     assert resp.status == 200
-    assert resp.body["imagePullSecrets"] == [{"name": "one"}, {"name": "two"}]
-    replaced = cluster.api.patch(f"{path}/smpsa", {"imagePullSecrets": [{"name": "three"}]})
-    assert replaced.body["imagePullSecrets"] == [{"name": "three"}]
+    assert resp.body["secrets"] == [{"name": "one"}, {"name": "two"}]
+    assert resp.body["imagePullSecrets"] == [{"name": "two"}]
+    replaced = cluster.api.patch(f"{path}/smpsa", {"secrets": [{"name": "three"}]})
+    assert replaced.body["secrets"] == [{"name": "three"}]
 
 
 def test_strategic_merge_patch_delete_directive_and_finalizers(
