@@ -364,6 +364,11 @@ class Registry:
         md = obj["metadata"]
         want_rv = md.get("resourceVersion", "")
         if want_rv:
+            if not want_rv.isdigit():
+                # kube-apiserver fails these with 500 (an unconverted storage error); say 400.
+                raise errors.bad_request(
+                    f'resourceVersion: Invalid value: "{want_rv}": must be an unsigned integer'
+                )
             if want_rv != old["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.resource, name, errors.OBJECT_MODIFIED)
         elif info.custom is not None:

@@ -77,13 +77,6 @@ from tests.conformance.conftest import CRD
             "application/merge-patch+json",
             id="patch-renames",
         ),
-        pytest.param(
-            "PUT",
-            "/target",
-            {"metadata": {"name": "target", "resourceVersion": "x"}},
-            "application/json",
-            id="bad-resource-version",
-        ),
     ],
 )
 def test_bad_configmap_requests(
@@ -112,15 +105,43 @@ def test_bad_configmap_requests(
         pytest.param({"labelSelector": "a in (b"}, id="label-selector"),
         pytest.param({"fieldSelector": "spec.nope=1"}, id="field-selector"),
         pytest.param({"limit": "lots"}, id="limit"),
-        pytest.param({"resourceVersion": "abc"}, id="resource-version"),
         pytest.param({"resourceVersionMatch": "Exact"}, id="match-without-version"),
-        pytest.param({"watch": "true", "resourceVersion": "abc"}, id="watch-resource-version"),
     ],
 )
 def test_bad_list_queries(cluster: Cluster, namespace: str, query: dict) -> None:
     resp = cluster.api.get(f"/api/v1/namespaces/{namespace}/configmaps", **query)
     assert 400 <= resp.status < 500, resp
     assert resp.body["kind"] == "Status"
+
+
+@pytest.mark.parametrize(
+    ("method", "query", "body"),
+    [
+        pytest.param("GET", {"resourceVersion": "abc"}, None, id="list"),
+        pytest.param("GET", {"watch": "true", "resourceVersion": "abc"}, None, id="watch"),
+        pytest.param(
+            "PUT", {}, {"metadata": {"name": "target", "resourceVersion": "x"}}, id="update"
+        ),
+    ],
+)
+def test_unparseable_resource_version(
+    cluster: Cluster, namespace: str, method: str, query: dict, body: dict | None
+) -> None:
+    # kube-apiserver 1.28-1.34 answers these with 500 (the storage layer's parse error is not an
+    # API status: kubernetes/kubernetes#101350, #139485); the local server says 400 BadRequest.
+    # Both name the parameter in a Status.
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    if body is not None:
+        path += "/target"
+        if cluster.api.get(path).status == 404:
+            cluster.api.post(
+                path.rsplit("/", 1)[0],
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "target"}},
+            )
+    resp = cluster.api.request(method, path, body, query)
+    assert resp.status == 400 if cluster.local else resp.status in (400, 422, 500), resp
+    assert resp.body["kind"] == "Status"
+    assert "resourceVersion" in resp.body["message"] or "resource version" in resp.body["message"]
 
 
 def test_bad_custom_resource_body(cluster: Cluster, namespace: str, widgets: CRD) -> None:
