@@ -255,20 +255,11 @@ class ResourceHandler:
         limit = max(limit, 0)
         rv_param = q.get("resourceVersion", "")
         match = q.get("resourceVersionMatch", "")
-        if match and match not in ("Exact", "NotOlderThan"):
-            raise errors.bad_request(f"unsupported resourceVersionMatch: {match!r}")
-        if match and not rv_param:
-            raise errors.invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                [
-                    field.forbidden(
-                        "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                    )
-                ],
-            )
+        problems = list_option_errors(
+            rv_param, match, q.get("continue", ""), "sendInitialEvents" in q
+        )
+        if problems:
+            raise errors.invalid("meta.k8s.io", "ListOptions", "", problems)
         exact: int | None = None
         if rv_param:
             try:
@@ -279,7 +270,10 @@ class ResourceHandler:
                 raise errors.timeout(
                     f"Too large resource version: {rv}, current: {self.registry.store.rv}"
                 )
-            exact = rv if match == "Exact" else None
+            # With a limit and no match, a non-zero resourceVersion is an exact read (the etcd
+            # store's legacy rule), so a compacted one gets 410 as on kube-apiserver.
+            legacy_exact = not match and limit > 0 and rv > 0
+            exact = rv if match == "Exact" or legacy_exact else None
         result = self.registry.list_entries(
             info, ns, labels, fields, limit, q.get("continue", ""), exact
         )
@@ -480,3 +474,39 @@ def _success(info: ResourceInfo, entry: Entry) -> dict[str, Any]:
         "status": "Success",
         "details": details,
     }
+
+
+def list_option_errors(
+    rv: str, match: str, continue_token: str, send_initial_events: bool
+) -> list[field.FieldError]:
+    """What apimachinery's ValidateListOptions refuses in a list (not watch) request."""
+    out: list[field.FieldError] = []
+    if match:
+        if not rv:
+            out.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if continue_token:
+            out.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+        if match not in ("Exact", "NotOlderThan"):
+            out.append(
+                field.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""])
+            )
+        if match == "Exact" and rv == "0":
+            out.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+    if send_initial_events:
+        out.append(field.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+    return out

@@ -140,7 +140,10 @@ class Registry:
                 raise errors.gone(_CONTINUE_EXPIRED) from None
         elif exact_rv is not None:
             rv = exact_rv
-            snapshot = self.store.list_at(info.key, ns, rv)
+            try:
+                snapshot = self.store.list_at(info.key, ns, rv)
+            except errors.StatusError:
+                raise errors.gone(_EXACT_EXPIRED) from None
         source = iter(snapshot) if snapshot is not None else self.store.list(info.key, ns, start)
         out: list[Entry] = []
         filtered = not labels.empty() or bool(fields)
@@ -590,6 +593,8 @@ class Registry:
         return self.remove(info, entry)
 
 
+# The etcd store's message when an exact list's revision has been compacted.
+_EXACT_EXPIRED = "The resourceVersion for the provided list is too old."
 _CONTINUE_EXPIRED = (
     "The provided continue parameter is too old to display a consistent list result. You can start "
     "a new list without the continue parameter, or use the continue token in this response to "

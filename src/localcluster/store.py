@@ -116,10 +116,10 @@ class Store:
         once the history no longer reaches back to `rv`.
         """
         rs = self.resource(key)
-        if not rs.history or rs.history[-1].rv <= rv:
-            return list(self.list(key, namespace, start_after))
         if rv < rs.compacted_rv:
             raise errors.gone(f"too old resource version: {rv} ({rs.compacted_rv + 1})")
+        if not rs.history or rs.history[-1].rv <= rv:
+            return list(self.list(key, namespace, start_after))
         state = {k: e for k, e in rs.objects.items() if not namespace or k[0] == namespace}
         for event in reversed(rs.history):
             if event.rv <= rv:

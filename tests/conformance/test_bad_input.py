@@ -105,13 +105,54 @@ def test_bad_configmap_requests(
         pytest.param({"labelSelector": "a in (b"}, id="label-selector"),
         pytest.param({"fieldSelector": "spec.nope=1"}, id="field-selector"),
         pytest.param({"limit": "lots"}, id="limit"),
-        pytest.param({"resourceVersionMatch": "Exact"}, id="match-without-version"),
     ],
 )
 def test_bad_list_queries(cluster: Cluster, namespace: str, query: dict) -> None:
     resp = cluster.api.get(f"/api/v1/namespaces/{namespace}/configmaps", **query)
     assert 400 <= resp.status < 500, resp
     assert resp.body["kind"] == "Status"
+
+
+@pytest.mark.parametrize(
+    ("query", "cause"),
+    [
+        pytest.param(
+            {"resourceVersionMatch": "Exact"},
+            ("FieldValueForbidden", "resourceVersionMatch"),
+            id="match-without-version",
+        ),
+        pytest.param(
+            {"resourceVersion": "0", "resourceVersionMatch": "Exact"},
+            ("FieldValueForbidden", "resourceVersionMatch"),
+            id="exact-zero",
+        ),
+        pytest.param(
+            {"resourceVersion": "1", "resourceVersionMatch": "Sometime"},
+            ("FieldValueNotSupported", "resourceVersionMatch"),
+            id="unknown-match",
+        ),
+        pytest.param(
+            {"resourceVersion": "1", "resourceVersionMatch": "NotOlderThan", "continue": "x"},
+            ("FieldValueForbidden", "resourceVersionMatch"),
+            id="match-with-continue",
+        ),
+        pytest.param(
+            {"sendInitialEvents": "true"},
+            ("FieldValueForbidden", "sendInitialEvents"),
+            id="initial-events-on-list",
+        ),
+    ],
+)
+def test_list_options_are_validated(
+    cluster: Cluster, namespace: str, query: dict, cause: tuple[str, str]
+) -> None:
+    # apimachinery's ValidateListOptions, answered as a 422 about kind ListOptions.
+    resp = cluster.api.get(f"/api/v1/namespaces/{namespace}/configmaps", **query)
+    assert resp.status == 422, resp
+    assert resp.body["reason"] == "Invalid"
+    assert resp.body["details"]["kind"] == "ListOptions"
+    assert resp.body["details"]["group"] == "meta.k8s.io"
+    assert cause in [(c["reason"], c["field"]) for c in resp.body["details"]["causes"]]
 
 
 @pytest.mark.parametrize(

@@ -288,6 +288,26 @@ def test_resource_version_match_exact(cluster: Cluster, namespace: str) -> None:
     assert [i["data"] for i in past.body["items"]] == [{"v": "1"}]
 
 
+def test_limit_with_a_resource_version_reads_that_version(cluster: Cluster, namespace: str) -> None:
+    # With a limit and no resourceVersionMatch, a non-zero resourceVersion means Exact.
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    created = cluster.api.post(
+        path,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "legacy", "labels": {"legacy": "y"}},
+            "data": {"v": "1"},
+        },
+    ).body
+    rv = created["metadata"]["resourceVersion"]
+    cluster.api.patch(f"{path}/legacy", {"data": {"v": "2"}})
+    past = cluster.api.get(path, labelSelector="legacy=y", resourceVersion=rv, limit=10)
+    assert past.status == 200, past
+    assert past.body["metadata"]["resourceVersion"] == rv
+    assert [i["data"] for i in past.body["items"]] == [{"v": "1"}]
+
+
 def test_negative_limit_lists_everything(cluster: Cluster, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     everything = cluster.api.get(path).body["items"]

@@ -157,7 +157,13 @@ def test_too_old_resource_version_is_410_gone(local_only: Cluster, namespace: st
     assert event["type"] == "ERROR"
     assert event["object"]["code"] == 410
     assert event["object"]["reason"] == "Expired"
+    assert event["object"]["message"].startswith(f"too old resource version: {old} (")
     assert watch.next() is None
+    # An exact list at that version is gone too (the etcd store's 410 for a compacted revision).
+    listed = cluster.api.get(path, resourceVersion=old, resourceVersionMatch="Exact")
+    assert listed.status == 410, listed
+    assert listed.body["reason"] == "Expired"
+    assert listed.body["message"] == "The resourceVersion for the provided list is too old."
 
 
 def test_table_watch_for_kubectl_get_watch(cluster: Cluster, namespace: str) -> None:
