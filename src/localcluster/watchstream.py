@@ -45,18 +45,18 @@ class WatchServer:
             raise errors.bad_request("invalid timeoutSeconds") from None
         bookmarks = query_bool(q.get("allowWatchBookmarks"))
         initial_end = query_bool(q.get("sendInitialEvents"))
+        problems = watch_option_errors(
+            q.get("resourceVersionMatch", ""), q.get("continue", ""), "sendInitialEvents" in q
+        )
         if initial_end and not bookmarks:
-            raise errors.invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                [
-                    field.forbidden(
-                        "sendInitialEvents",
-                        "sendInitialEvents requires setting allowWatchBookmarks to true",
-                    )
-                ],
+            problems.append(
+                field.forbidden(
+                    "sendInitialEvents",
+                    "sendInitialEvents requires setting allowWatchBookmarks to true",
+                )
             )
+        if problems:
+            raise errors.invalid("meta.k8s.io", "ListOptions", "", problems)
         getters = info.fields
 
         def predicate(obj: dict[str, Any]) -> bool:
@@ -153,3 +153,35 @@ class WatchServer:
         if info.custom is not None and obj is not None and typ != "BOOKMARK":
             obj = {**obj, "apiVersion": info.api_version}
         return _encode({"type": typ, "object": obj}) + b"\n"
+
+
+def watch_option_errors(
+    match: str, continue_token: str, send_initial_events: bool
+) -> list[field.FieldError]:
+    """What apimachinery's validateWatchOptions refuses (the WatchList feature taken as enabled)."""
+    out: list[field.FieldError] = []
+    if send_initial_events and match != "NotOlderThan":
+        out.append(
+            field.forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if match:
+        if not send_initial_events:
+            out.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                )
+            )
+        if match != "NotOlderThan":
+            out.append(field.not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
+        if continue_token:
+            out.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+    return out

@@ -145,6 +145,28 @@ def test_send_initial_events_ends_with_bookmark(cluster: Cluster, namespace: str
     assert mark["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        pytest.param({"resourceVersionMatch": "NotOlderThan"}, id="match-without-initial-events"),
+        pytest.param(
+            {"sendInitialEvents": "true", "allowWatchBookmarks": "true"},
+            id="initial-events-without-match",
+        ),
+    ],
+)
+def test_watch_options_are_validated(cluster: Cluster, namespace: str, query: dict) -> None:
+    # apimachinery's validateWatchOptions: refused before the stream starts, as a 422 Status.
+    resp = cluster.api.request(
+        "GET",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        query={"watch": "true", "timeoutSeconds": "1", **query},
+    )
+    assert resp.status == 422, resp
+    assert resp.body["details"]["kind"] == "ListOptions"
+    assert "resourceVersionMatch" in [c["field"] for c in resp.body["details"]["causes"]]
+
+
 def test_too_old_resource_version_is_410_gone(local_only: Cluster, namespace: str) -> None:
     cluster = local_only
     path = f"/api/v1/namespaces/{namespace}/configmaps"
