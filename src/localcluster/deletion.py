@@ -27,6 +27,9 @@ class DeleteOptions:
     uid: str | None = None
     resource_version: str | None = None
     grace_period: int | None = None
+    # The deprecated orphanDependents=false: the one case kube-apiserver answers 202 Accepted to a
+    # deletion that has not finished (every other one gets 200 with the object).
+    cascade_requested: bool = False
 
 
 async def delete(

@@ -165,7 +165,8 @@ class ResourceHandler:
                 entry, gone = await self.registry.delete(info, ns, target.name, opts)
                 if gone and not info.return_deleted:
                     return json_response(_encode(_success(info, entry)))
-                return json_response(entry_bytes(entry, info), 200 if gone else 202)
+                accepted = not gone and opts.cascade_requested
+                return json_response(entry_bytes(entry, info), 202 if accepted else 200)
             labels, fields = selectors(info, q)
             entries = await self.registry.delete_collection(info, ns, labels, fields, opts)
             return self._list_body(info, [e.obj for e in entries], self.registry.store.rv)
@@ -211,6 +212,8 @@ class ResourceHandler:
                 raise errors.bad_request("invalid gracePeriodSeconds") from None
         if query_bool(q.get("orphanDependents")):
             opts.propagation = "Orphan"
+        elif q.get("orphanDependents") == "false":
+            opts.cascade_requested = True
         if request.can_read_body:
             raw = await request.read()
             if raw.strip():
@@ -222,6 +225,8 @@ class ResourceHandler:
                     opts.propagation = body.get("propagationPolicy") or opts.propagation
                     if body.get("orphanDependents") is True:
                         opts.propagation = "Orphan"
+                    elif body.get("orphanDependents") is False:
+                        opts.cascade_requested = True
                     if isinstance(body.get("gracePeriodSeconds"), int):
                         opts.grace_period = body["gracePeriodSeconds"]
                     pre = body.get("preconditions") or {}
