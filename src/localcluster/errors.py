@@ -146,3 +146,19 @@ def not_acceptable(accept: str) -> StatusError:
 
 def timeout(message: str) -> StatusError:
     return StatusError(504, "Timeout", message)
+
+
+def too_large_resource_version(rv: int, current: int) -> StatusError:
+    """A read newer than anything stored: the 504 whose ResourceVersionTooLarge cause client-go's
+    reflector recognises (storage.NewTooLargeResourceVersionError, retry after 1 s)."""
+    return StatusError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {rv}, current: {current}",
+        {
+            "causes": [
+                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+            ],
+            "retryAfterSeconds": 1,
+        },
+    )

@@ -272,9 +272,7 @@ class ResourceHandler:
             except ValueError:
                 raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
             if rv > self.registry.store.rv:
-                raise errors.timeout(
-                    f"Too large resource version: {rv}, current: {self.registry.store.rv}"
-                )
+                raise errors.too_large_resource_version(rv, self.registry.store.rv)
             # With a limit and no match, a non-zero resourceVersion is an exact read (the etcd
             # store's legacy rule), so a compacted one gets 410 as on kube-apiserver.
             legacy_exact = not match and limit > 0 and rv > 0

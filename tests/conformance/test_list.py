@@ -315,3 +315,16 @@ def test_negative_limit_lists_everything(cluster: Cluster, namespace: str) -> No
     assert resp.status == 200
     assert len(resp.body["items"]) == len(everything)
     assert not resp.body["metadata"].get("continue")
+
+
+def test_future_resource_version_is_too_large(cluster: Cluster, namespace: str) -> None:
+    # The watch cache waits briefly for the version, then answers 504 with the cause client-go's
+    # reflector looks for (kube-apiserver waits about 3 s first).
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    current = int(cluster.api.get(path).body["metadata"]["resourceVersion"])
+    resp = cluster.api.get(path, resourceVersion=str(current + 10_000_000))
+    assert resp.status == 504, resp
+    assert resp.body["reason"] == "Timeout"
+    assert "Too large resource version" in resp.body["message"]
+    causes = [c["reason"] for c in resp.body["details"]["causes"]]
+    assert causes == ["ResourceVersionTooLarge"]
