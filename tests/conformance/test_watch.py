@@ -71,9 +71,12 @@ def test_label_selector_watch_reports_leaving_and_entering(
     watch = WatchCollector(
         cluster.api, path, resourceVersion=start, labelSelector="color=red", timeoutSeconds=30
     )
-    cluster.api.patch(f"{path}/sel", {"metadata": {"labels": {"color": "blue"}}})
+    moved = cluster.api.patch(f"{path}/sel", {"metadata": {"labels": {"color": "blue"}}}).body
     left = watch.wait_for(lambda e: e["object"]["metadata"].get("name") == "sel")
     assert left["type"] == "DELETED"
+    # The watch cache reports the last matching state, stamped with the change's version.
+    assert left["object"]["metadata"]["labels"] == {"color": "red"}
+    assert left["object"]["metadata"]["resourceVersion"] == moved["metadata"]["resourceVersion"]
     cluster.api.patch(f"{path}/sel", {"metadata": {"labels": {"color": "red"}}})
     entered = watch.wait_for(lambda e: e["object"]["metadata"].get("name") == "sel")
     assert entered["type"] == "ADDED"
