@@ -15,6 +15,7 @@ from collections.abc import Sequence
 SUBCOMMANDS: tuple[str, ...] = (
     "agones.cmd.version",
     "agones.cmd.validate",
+    "agones.cmd.localcluster",
     "agones.cmd.controller",
     "agones.cmd.extensions",
     "agones.cmd.sdkserver",

@@ -1,0 +1,408 @@
+"""CustomResourceDefinitions: validating them, serving their resources, establishing them.
+
+When a CRD is created or updated, `CRDController.observe` (a registry listener) registers one
+`ResourceInfo` per served version at once, so its resources are served and discoverable as soon as
+the create returns; a worker then marks it NamesAccepted and Established in its status. Deleting a
+CRD waits on the `customresourcecleanup.apiextensions.k8s.io` finalizer: its custom resources are
+deleted first, then its routes are removed. Custom resources are defaulted, pruned and validated
+against the version's structural schema (`schema.py`); scale subresource requests are served here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from ..apis import field as fielderr
+from ..apis.field import FieldError
+from . import errors, schema
+from .deletion import DeleteOptions
+from .handlers import ResourceHandler
+from .meta import now_rfc3339
+from .registry import Registry
+from .requests import is_dry_run, json_response, read_body
+from .resources import COMMON_FIELDS, ResourceInfo
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+_encode = msgspec.json.Encoder().encode
+
+
+@dataclass
+class CustomResourceVersion:
+    """What serving one version of a CRD needs beyond ResourceInfo."""
+
+    schema: dict[str, Any] | None
+    printer_columns: list[dict[str, Any]] = field(default_factory=list)
+    scale: dict[str, Any] | None = None
+    storage_version: str = ""
+
+
+def validate_crd(obj: Obj) -> list[FieldError]:
+    errs: list[FieldError] = []
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return [fielderr.required("spec", "")]
+    group = spec.get("group", "")
+    names = spec.get("names") or {}
+    plural = names.get("plural", "")
+    if not group:
+        errs.append(fielderr.required("spec.group", ""))
+    elif "." not in group:
+        errs.append(
+            fielderr.invalid("spec.group", group, "should be a domain with at least one dot")
+        )
+    if not plural:
+        errs.append(fielderr.required("spec.names.plural", ""))
+    if not names.get("kind"):
+        errs.append(fielderr.required("spec.names.kind", ""))
+    name = obj.get("metadata", {}).get("name", "")
+    if plural and group and name != f"{plural}.{group}":
+        errs.append(
+            fielderr.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group')
+        )
+    if spec.get("scope") not in ("Namespaced", "Cluster"):
+        errs.append(
+            fielderr.not_supported("spec.scope", spec.get("scope", ""), ["Cluster", "Namespaced"])
+        )
+    versions = spec.get("versions") or []
+    if not versions or sum(1 for v in versions if isinstance(v, dict) and v.get("storage")) != 1:
+        errs.append(
+            fielderr.invalid(
+                "spec.versions", versions, "must have exactly one version marked as storage version"
+            )
+        )
+    for i, v in enumerate(versions):
+        if not isinstance(v, dict) or not v.get("name"):
+            errs.append(fielderr.required(f"spec.versions[{i}].name", ""))
+            continue
+        s = (
+            ((v.get("schema") or {}).get("openAPIV3Schema"))
+            if isinstance(v.get("schema"), dict)
+            else None
+        )
+        if s is None:
+            errs.append(
+                fielderr.required(
+                    f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
+                )
+            )
+        elif isinstance(s, dict) and s.get("type") != "object":
+            errs.append(
+                fielderr.invalid(
+                    f"spec.versions[{i}].schema.openAPIV3Schema.type",
+                    s.get("type", ""),
+                    "must be object at the root",
+                )
+            )
+        else:
+            errs.extend(schema.structural_errors(s, f"spec.versions[{i}].schema.openAPIV3Schema"))
+    return errs
+
+
+def infos_for(crd: Obj) -> list[ResourceInfo]:
+    spec = crd["spec"]
+    names = spec["names"]
+    storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
+    out = []
+    for v in spec["versions"]:
+        if not v.get("served", True):
+            continue
+        sub = v.get("subresources") or {}
+        subresources = frozenset(k for k in ("status", "scale") if k in sub)
+        custom = CustomResourceVersion(
+            schema=(v.get("schema") or {}).get("openAPIV3Schema"),
+            printer_columns=list(v.get("additionalPrinterColumns") or []),
+            scale=sub.get("scale"),
+            storage_version=storage,
+        )
+        out.append(
+            ResourceInfo(
+                group=spec["group"],
+                version=v["name"],
+                resource=names["plural"],
+                kind=names["kind"],
+                namespaced=spec.get("scope") == "Namespaced",
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                subresources=subresources,
+                fields=dict(COMMON_FIELDS),
+                patch_meta=None,
+                generation=True,
+                return_deleted=True,
+                custom=custom,
+            )
+        )
+    return out
+
+
+class CRDController:
+    def __init__(self, registry: Registry, handler: ResourceHandler) -> None:
+        self.registry = registry
+        self.handler = handler
+        self.preferred: dict[str, str] = {}
+        self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural)
+        self._terminating: set[str] = set()
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        registry.listeners.append(self.observe)
+        registry.custom_prepare = self.prepare_custom
+        registry.custom_default = self.default_custom
+        registry.create_hooks[("apiextensions.k8s.io", "CustomResourceDefinition")] = (
+            self._on_create
+        )
+        handler.scale = self.scale
+
+    def _on_create(self, obj: Obj) -> list[FieldError]:
+        errs = validate_crd(obj)
+        if not errs:
+            fins = obj["metadata"].setdefault("finalizers", [])
+            if CLEANUP_FINALIZER not in fins:
+                fins.append(CLEANUP_FINALIZER)
+            obj["status"] = {
+                "conditions": [],
+                "acceptedNames": {"plural": "", "kind": ""},
+                "storedVersions": [],
+            }
+        return errs
+
+    # --- serving ---
+
+    def observe(self, info: ResourceInfo, old: Obj | None, new: Obj | None) -> None:
+        if info.custom is not None and new is None:
+            # A custom resource went away: its CRD may be waiting for that to finish deleting.
+            for crd_name, (group, plural) in self._served.items():
+                if f"{group}/{plural}" == info.key and crd_name in self._terminating:
+                    self.queue.put_nowait(crd_name)
+            return
+        if info.kind != "CustomResourceDefinition" or info.group != "apiextensions.k8s.io":
+            return
+        crd_name = (new or old or {}).get("metadata", {}).get("name", "")
+        if new is not None and new["metadata"].get("deletionTimestamp"):
+            self._terminating.add(crd_name)
+        elif new is None:
+            self._terminating.discard(crd_name)
+        name = (new or old or {}).get("metadata", {}).get("name", "")
+        if new is None:
+            served = self._served.pop(name, None)
+            if served is not None:
+                self.registry.unregister(*served)
+                self.preferred.pop(served[0], None)
+            return
+        if validate_crd(new):
+            return
+        served = self._served.get(name)
+        if served is not None:
+            self.registry.unregister(*served)
+        infos = infos_for(new)
+        for i in infos:
+            self.registry.register(i)
+        self._served[name] = (new["spec"]["group"], new["spec"]["names"]["plural"])
+        if infos:
+            versions = [v["name"] for v in new["spec"]["versions"] if v.get("served", True)]
+            from .discovery import _version_key
+
+            self.preferred[new["spec"]["group"]] = sorted(versions, key=_version_key, reverse=True)[
+                0
+            ]
+        self.queue.put_nowait(name)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            name = await self.queue.get()
+            try:
+                await self._sync(name)
+            except Exception:
+                log.exception("CRD controller failed on %s", name)
+
+    async def _sync(self, name: str) -> None:
+        crd_info = self.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        assert crd_info is not None
+        entry = self.registry.store.get(crd_info.key, "", name)
+        if entry is None:
+            return
+        crd = entry.obj
+        if crd["metadata"].get("deletionTimestamp"):
+            await self._cleanup(crd_info, entry)
+            return
+        spec = crd["spec"]
+        storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
+
+        def establish(obj: Obj) -> None:
+            status = obj.setdefault("status", {})
+            status["acceptedNames"] = dict(spec["names"])
+            status["acceptedNames"].setdefault("singular", spec["names"]["kind"].lower())
+            status["acceptedNames"].setdefault("listKind", spec["names"]["kind"] + "List")
+            stored = status.setdefault("storedVersions", [])
+            if storage not in stored:
+                stored.append(storage)
+            conds = {c["type"]: c for c in status.get("conditions") or []}
+            now = now_rfc3339()
+            for typ, reason, msg in (
+                ("NamesAccepted", "NoConflicts", "no conflicts found"),
+                ("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+            ):
+                if conds.get(typ, {}).get("status") != "True":
+                    conds[typ] = {
+                        "type": typ,
+                        "status": "True",
+                        "lastTransitionTime": now,
+                        "reason": reason,
+                        "message": msg,
+                    }
+            status["conditions"] = list(conds.values())
+
+        self.registry.force_update(crd_info, entry, establish)
+
+    async def _cleanup(self, crd_info: ResourceInfo, entry: Any) -> None:
+        spec = entry.obj["spec"]
+        key = f"{spec['group']}/{spec['names']['plural']}"
+        info = self.registry.by_key(key)
+        if info is not None:
+            remaining = list(self.registry.store.list(key))
+            for obj_entry in remaining:
+                md = obj_entry.obj["metadata"]
+                if not md.get("deletionTimestamp"):
+                    try:
+                        await self.registry.delete(
+                            info, md.get("namespace", ""), md["name"], DeleteOptions(), system=True
+                        )
+                    except errors.StatusError as err:
+                        if err.code != 404:
+                            raise
+            if any(True for _ in self.registry.store.list(key)):
+                # Custom resources with finalizers: wait until they are gone (observe re-queues).
+                return
+        latest = self.registry.store.get(crd_info.key, "", entry.obj["metadata"]["name"])
+        if latest is None:
+            return
+
+        def drop(obj: Obj) -> None:
+            fins = [f for f in obj["metadata"].get("finalizers") or [] if f != CLEANUP_FINALIZER]
+            if fins:
+                obj["metadata"]["finalizers"] = fins
+            else:
+                obj["metadata"].pop("finalizers", None)
+
+        self.registry.force_update(crd_info, latest, drop)
+
+    # --- custom resources ---
+
+    def default_custom(self, info: ResourceInfo, obj: Obj) -> None:
+        """Schema defaults and pruning alone (what decoding does before mutating admission)."""
+        s = info.custom.schema
+        if s is not None:
+            schema.apply_defaults(obj, s)
+            schema.prune(obj, s, root=True)
+
+    def prepare_custom(self, info: ResourceInfo, obj: Obj, strict: bool) -> list[FieldError]:
+        """Default, prune and validate a custom resource against its version's schema.
+
+        With `strict` (fieldValidation=Strict), unknown fields are an error instead of being pruned.
+        """
+        custom: CustomResourceVersion = info.custom
+        s = custom.schema
+        dropped = schema.prune_object_meta(obj.setdefault("metadata", {}))
+        if s is not None:
+            schema.apply_defaults(obj, s)
+            dropped += schema.prune(obj, s, root=True)
+        if strict and dropped:
+            unknown = ", ".join(f'unknown field "{p}"' for p in dropped)
+            raise errors.bad_request(
+                f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+                f"strict decoding error: {unknown}"
+            )
+        if custom.storage_version and custom.storage_version != info.version:
+            obj["apiVersion"] = f"{info.group}/{custom.storage_version}"
+        return [] if s is None else schema.validate_custom_resource(obj, s)
+
+    async def scale(
+        self, request: web.Request, info: ResourceInfo, ns: str, name: str
+    ) -> web.StreamResponse:
+        from .patch import PatchError, apply_json_patch, apply_merge_patch
+        from .table import jsonpath
+
+        paths = info.custom.scale or {}
+        spec_path = paths.get("specReplicasPath", ".spec.replicas")
+        status_path = paths.get("statusReplicasPath", ".status.replicas")
+        selector_path = paths.get("labelSelectorPath")
+        entry = self.registry.get(info, ns, name)
+
+        def to_scale(obj: Obj) -> Obj:
+            md = obj["metadata"]
+            scale_md = {
+                k: md[k]
+                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                if k in md
+            }
+            status: Obj = {"replicas": jsonpath(obj, status_path) or 0}
+            if selector_path:
+                sel = jsonpath(obj, selector_path)
+                if sel:
+                    status["selector"] = sel
+            return {
+                "kind": "Scale",
+                "apiVersion": "autoscaling/v1",
+                "metadata": scale_md,
+                "spec": {"replicas": jsonpath(obj, spec_path) or 0},
+                "status": status,
+            }
+
+        method = request.method
+        if method == "GET":
+            return json_response(_encode(to_scale(entry.obj)))
+        current = to_scale(entry.obj)
+        if method == "PUT":
+            body = await read_body(request)
+        elif method == "PATCH":
+            ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+            patch = await read_body(request)
+            try:
+                if ctype == "application/json-patch+json":
+                    body = apply_json_patch(current, patch)
+                elif ctype in (
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                    "application/apply-patch+yaml",
+                ):
+                    body = apply_merge_patch(current, patch)
+                else:
+                    raise errors.unsupported_media_type(ctype)
+            except PatchError as err:
+                raise errors.StatusError(422, "Invalid", str(err)) from None
+        else:
+            raise errors.method_not_supported(info.group, f"{info.resource}/scale", method.lower())
+        replicas = ((body or {}).get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise errors.invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                [fielderr.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
+            )
+        obj = msgspec.json.decode(_encode(entry.obj))
+        want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
+        obj["metadata"]["resourceVersion"] = want_rv or entry.obj["metadata"]["resourceVersion"]
+        cur: Any = obj
+        steps = spec_path.lstrip(".").split(".")
+        for step in steps[:-1]:
+            cur = cur.setdefault(step, {})
+        cur[steps[-1]] = replicas
+        updated = await self.registry._update(info, ns, name, obj, "", is_dry_run(request.query))
+        return json_response(_encode(to_scale(updated.obj)))

@@ -1,0 +1,148 @@
+"""Deletion semantics: preconditions, finalizers and deletionTimestamp, propagation policies
+(Background, Foreground, Orphan, via the garbage collector's finalizers), graceful pod deletion and
+deletecollection, as the generic registry store and the pod strategy implement them.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import errors, meta
+from .resources import ResourceInfo
+from .selectors import FieldSelector, LabelSelector
+from .store import Entry
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class DeleteOptions:
+    propagation: str = ""
+    dry_run: bool = False
+    uid: str | None = None
+    resource_version: str | None = None
+    grace_period: int | None = None
+
+
+async def delete(
+    reg: Registry, info: ResourceInfo, ns: str, name: str, opts: DeleteOptions, system: bool = False
+) -> tuple[Entry, bool]:
+    """Delete or start deleting; returns (object, whether it is gone now).
+
+    `system` deletions (the garbage collector's, the namespace controller's) skip fault injection.
+    """
+    if not system:
+        await reg.faults.before_write(info.group, info.resource, name)
+    current = reg.get(info, ns, name)
+    old = current.obj
+    omd = old["metadata"]
+    if opts.uid is not None and opts.uid != omd.get("uid"):
+        raise errors.conflict(
+            info.group,
+            info.resource,
+            name,
+            f"Precondition failed: UID in precondition: {opts.uid}, UID in object meta: {omd.get('uid')}",
+        )
+    if opts.resource_version is not None and opts.resource_version != omd.get("resourceVersion"):
+        raise errors.conflict(
+            info.group,
+            info.resource,
+            name,
+            f"Precondition failed: ResourceVersion in precondition: {opts.resource_version}, ResourceVersion in object meta: {omd.get('resourceVersion')}",
+        )
+    if reg.admission is not None:
+        await reg.admission.validate("DELETE", info, "", None, old, opts.dry_run)
+    finalizers = list(omd.get("finalizers") or [])
+    policy = opts.propagation
+    gc_finalizers = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
+    if policy:
+        finalizers = [f for f in finalizers if f not in ("orphan", "foregroundDeletion")]
+        if policy in gc_finalizers:
+            finalizers.append(gc_finalizers[policy])
+    pending_spec = (
+        info.kind == "Namespace"
+        and not info.group
+        and bool((old.get("spec") or {}).get("finalizers"))
+    )
+    grace = _pod_grace_period(reg, info, old, opts)
+    if grace > 0:
+        pending = omd.get("deletionGracePeriodSeconds")
+        unchanged = finalizers == list(omd.get("finalizers") or [])
+        if omd.get("deletionTimestamp") and pending is not None and pending <= grace and unchanged:
+            return current, False
+        obj = copy.deepcopy(old)
+        md = obj["metadata"]
+        md["finalizers"] = finalizers
+        if not finalizers:
+            md.pop("finalizers")
+        md["deletionTimestamp"] = meta.rfc3339_after(grace)
+        md["deletionGracePeriodSeconds"] = grace
+        if opts.dry_run:
+            return Entry(obj, b"", reg.store.rv), False
+        return reg._commit(info, current, obj), False
+    if finalizers or pending_spec:
+        if omd.get("deletionTimestamp") and finalizers == list(omd.get("finalizers") or []):
+            return current, False
+        obj = copy.deepcopy(old)
+        md = obj["metadata"]
+        md["finalizers"] = finalizers
+        if not finalizers:
+            md.pop("finalizers")
+        if not md.get("deletionTimestamp"):
+            md["deletionTimestamp"] = meta.now_rfc3339()
+            md["deletionGracePeriodSeconds"] = 0
+            if "generation" in md:
+                md["generation"] += 1
+        if info.kind == "Namespace" and not info.group:
+            obj.setdefault("status", {})["phase"] = "Terminating"
+        if opts.dry_run:
+            return Entry(obj, b"", reg.store.rv), False
+        return reg._commit(info, current, obj), False
+    if opts.dry_run:
+        return current, True
+    return reg._remove(info, current), True
+
+
+def _pod_grace_period(reg: Registry, info: ResourceInfo, pod: Obj, opts: DeleteOptions) -> int:
+    """The graceful-deletion period of a pod, as the pod strategy computes it (0: delete now).
+
+    Only with `graceful_pod_deletion`, since only a kubelet ends a graceful deletion.
+    """
+    if not reg.graceful_pod_deletion or info.kind != "Pod" or info.group:
+        return 0
+    spec = pod.get("spec") or {}
+    period = opts.grace_period
+    if period is None:
+        period = spec.get("terminationGracePeriodSeconds", 30)
+    if not spec.get("nodeName"):
+        return 0
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return 0
+    return max(int(period or 0), 0)
+
+
+async def delete_collection(
+    reg: Registry,
+    info: ResourceInfo,
+    ns: str,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    opts: DeleteOptions,
+) -> list[Entry]:
+    result = reg.list_entries(info, ns, labels, fields)
+    out = []
+    for entry in result.entries:
+        md = entry.obj["metadata"]
+        try:
+            obj, _ = await delete(reg, info, md.get("namespace", ""), md["name"], opts)
+        except errors.StatusError as err:
+            if err.code == 404:
+                continue
+            raise
+        out.append(obj)
+    return out

@@ -1,0 +1,425 @@
+"""HTTP handlers of the resource API: parse the Kubernetes REST path and query, call the registry,
+encode the answer (object, list, Table, Status or a watch stream).
+
+Paths: `/api/v1[/namespaces/{ns}]/{resource}[/{name}[/{subresource}]]` and the same under
+`/apis/{group}/{version}`; the legacy `/watch/` prefix and `?watch=true` both start a watch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from ..apis import field
+from . import errors
+from .deletion import DeleteOptions
+from .meta import now_rfc3339
+from .printers import columns_for_resource
+from .registry import Registry
+from .requests import (
+    encode,
+    entry_bytes,
+    is_dry_run,
+    json_response,
+    query_bool,
+    read_body,
+    selectors,
+    strict_validation,
+    wants_table,
+)
+from .resources import ResourceInfo
+from .store import Entry
+from .table import to_table
+from .watchstream import WatchServer
+
+_encode = encode
+
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+    "application/apply-patch+cbor": "apply",
+}
+
+
+ScaleHandler = Callable[[web.Request, ResourceInfo, str, str], Awaitable[web.StreamResponse]]
+# Answers requests for group-versions served elsewhere (APIService); None when not proxied.
+ProxyHandler = Callable[[web.Request, str, str], Awaitable[web.StreamResponse | None]]
+
+
+@dataclass
+class Target:
+    group: str
+    version: str
+    namespace: str
+    resource: str
+    name: str
+    subresource: str
+    watch_path: bool
+
+
+def parse_path(path: str) -> Target | None:
+    parts = [p for p in path.split("/") if p]
+    if len(parts) < 3:
+        return None
+    if parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif parts[0] == "apis" and len(parts) >= 4:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    watch_path = False
+    if rest and rest[0] == "watch":
+        watch_path = True
+        rest = rest[1:]
+    ns = ""
+    if (
+        len(rest) >= 3
+        and rest[0] == "namespaces"
+        and not (len(rest) == 3 and rest[2] in ("status", "finalize"))
+    ):
+        ns, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 3:
+        return None
+    return Target(
+        group,
+        version,
+        ns,
+        rest[0],
+        rest[1] if len(rest) > 1 else "",
+        rest[2] if len(rest) > 2 else "",
+        watch_path,
+    )
+
+
+class ResourceHandler:
+    """Serves every resource path against one `Registry`."""
+
+    def __init__(self, registry: Registry, bookmark_interval: float = 5.0) -> None:
+        self.registry = registry
+        self.watches = WatchServer(registry, bookmark_interval)
+        # Hooks set by crd.py for the scale subresource and by the server for APIService proxying.
+        self.scale: ScaleHandler | None = None
+        self.proxy: ProxyHandler | None = None
+
+    async def handle(self, request: web.Request, target: Target) -> web.StreamResponse:
+        info = self.registry.lookup(target.group, target.version, target.resource)
+        if info is None:
+            if self.proxy is not None:
+                proxied = await self.proxy(request, target.group, target.version)
+                if proxied is not None:
+                    return proxied
+            raise errors.StatusError(
+                404, "NotFound", "the server could not find the requested resource", {}
+            )
+        if target.namespace and not info.namespaced:
+            raise errors.StatusError(
+                404, "NotFound", "the server could not find the requested resource", {}
+            )
+        ns = target.namespace
+        q = request.query
+        method = request.method
+        if target.subresource:
+            return await self._subresource(request, info, target)
+        if method == "GET":
+            if target.name:
+                if target.watch_path:
+                    return await self.watches.serve(request, info, ns, target.name)
+                entry = self.registry.get(info, ns, target.name)
+                if wants_table(request):
+                    return self._table(
+                        info,
+                        [entry.obj],
+                        {"resourceVersion": entry.obj["metadata"]["resourceVersion"]},
+                        q,
+                    )
+                return json_response(entry_bytes(entry, info))
+            if target.watch_path or query_bool(q.get("watch")):
+                return await self.watches.serve(request, info, ns, "")
+            return self._list(request, info, ns)
+        if target.name == "" and method == "POST":
+            body = await read_body(request)
+            entry = await self.registry.create(
+                info, ns, body, is_dry_run(q), strict=strict_validation(q)
+            )
+            return json_response(entry_bytes(entry, info), 201)
+        if method == "PUT" and target.name:
+            body = await read_body(request)
+            entry = await self.registry.update(
+                info, ns, target.name, body, "", is_dry_run(q), strict_validation(q)
+            )
+            return json_response(entry_bytes(entry, info))
+        if method == "PATCH" and target.name:
+            return await self._patch(request, info, ns, target.name, "")
+        if method == "DELETE":
+            opts = await self._delete_options(request)
+            if target.name:
+                entry, gone = await self.registry.delete(info, ns, target.name, opts)
+                if gone and not info.return_deleted:
+                    return json_response(_encode(_success(info, entry)))
+                return json_response(entry_bytes(entry, info), 200 if gone else 202)
+            labels, fields = selectors(info, q)
+            entries = await self.registry.delete_collection(info, ns, labels, fields, opts)
+            return self._list_body(info, [e.obj for e in entries], self.registry.store.rv)
+        raise errors.method_not_supported(info.group, info.resource, method.lower())
+
+    async def _patch(
+        self, request: web.Request, info: ResourceInfo, ns: str, name: str, sub: str
+    ) -> web.Response:
+        ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+        kind = PATCH_TYPES.get(ctype)
+        if kind is None:
+            raise errors.unsupported_media_type(ctype)
+        body = await read_body(request)
+        dry_run = is_dry_run(request.query)
+        if kind == "apply":
+            entry, created = await self._apply(
+                info, ns, name, body, sub, dry_run, request.query.get("force") == "true"
+            )
+            return json_response(entry_bytes(entry, info), 201 if created else 200)
+        entry = await self.registry.patch(
+            info, ns, name, kind, body, sub, dry_run, strict_validation(request.query)
+        )
+        return json_response(entry_bytes(entry, info))
+
+    async def _apply(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        body: Any,
+        sub: str,
+        dry_run: bool,
+        force: bool,
+    ) -> tuple[Entry, bool]:
+        """Server-side apply, simplified: create when absent, else merge the applied configuration
+        (strategic merge for built-in kinds, JSON merge for custom resources). No managedFields."""
+        if not isinstance(body, dict):
+            raise errors.bad_request("apply patch must be an object")
+        del force
+        if self.registry.store.get(info.key, ns, name) is None and not sub:
+            body.setdefault("metadata", {})["name"] = name
+            return await self.registry.create(info, ns, body, dry_run), True
+        kind = "merge" if info.patch_meta is None else "strategic"
+        body = dict(body)
+        body["metadata"] = {
+            k: v for k, v in (body.get("metadata") or {}).items() if k != "resourceVersion"
+        }
+        return await self.registry.patch(info, ns, name, kind, body, sub, dry_run), False
+
+    async def _delete_options(self, request: web.Request) -> DeleteOptions:
+        q = request.query
+        opts = DeleteOptions(dry_run=is_dry_run(q))
+        opts.propagation = q.get("propagationPolicy", "")
+        if q.get("gracePeriodSeconds"):
+            try:
+                opts.grace_period = int(q["gracePeriodSeconds"])
+            except ValueError:
+                raise errors.bad_request("invalid gracePeriodSeconds") from None
+        if query_bool(q.get("orphanDependents")):
+            opts.propagation = "Orphan"
+        if request.can_read_body:
+            raw = await request.read()
+            if raw.strip():
+                try:
+                    body = msgspec.json.decode(raw)
+                except msgspec.DecodeError as err:
+                    raise errors.bad_request(f"invalid DeleteOptions: {err}") from None
+                if isinstance(body, dict):
+                    opts.propagation = body.get("propagationPolicy") or opts.propagation
+                    if body.get("orphanDependents") is True:
+                        opts.propagation = "Orphan"
+                    if isinstance(body.get("gracePeriodSeconds"), int):
+                        opts.grace_period = body["gracePeriodSeconds"]
+                    pre = body.get("preconditions") or {}
+                    opts.uid = pre.get("uid")
+                    opts.resource_version = pre.get("resourceVersion")
+                    if body.get("dryRun"):
+                        opts.dry_run = True
+        if opts.propagation not in ("", "Foreground", "Background", "Orphan"):
+            raise errors.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [
+                    field.not_supported(
+                        "propagationPolicy",
+                        opts.propagation,
+                        ["Foreground", "Background", "Orphan"],
+                    )
+                ],
+            )
+        return opts
+
+    def _list(self, request: web.Request, info: ResourceInfo, ns: str) -> web.Response:
+        q = request.query
+        labels, fields = selectors(info, q)
+        try:
+            limit = int(q.get("limit", "0") or 0)
+        except ValueError:
+            raise errors.bad_request(f"invalid limit: {q.get('limit')!r}") from None
+        rv_param = q.get("resourceVersion", "")
+        match = q.get("resourceVersionMatch", "")
+        if match and match not in ("Exact", "NotOlderThan"):
+            raise errors.bad_request(f"unsupported resourceVersionMatch: {match!r}")
+        if match and not rv_param:
+            raise errors.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    field.forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    )
+                ],
+            )
+        exact: int | None = None
+        if rv_param:
+            try:
+                rv = int(rv_param)
+            except ValueError:
+                raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
+            if rv > self.registry.store.rv:
+                raise errors.timeout(
+                    f"Too large resource version: {rv}, current: {self.registry.store.rv}"
+                )
+            exact = rv if match == "Exact" else None
+        result = self.registry.list_entries(
+            info, ns, labels, fields, limit, q.get("continue", ""), exact
+        )
+        list_meta: dict[str, Any] = {"resourceVersion": str(result.rv)}
+        if result.continue_token:
+            list_meta["continue"] = result.continue_token
+        if result.remaining is not None:
+            list_meta["remainingItemCount"] = result.remaining
+        if wants_table(request):
+            return self._table(info, [e.obj for e in result.entries], list_meta, q)
+        head = _encode(
+            {"kind": f"{info.kind}List", "apiVersion": info.api_version, "metadata": list_meta}
+        )
+        body = b"".join(
+            (
+                head[:-1],
+                b',"items":[',
+                b",".join(entry_bytes(e, info) for e in result.entries),
+                b"]}",
+            )
+        )
+        return json_response(body)
+
+    def _list_body(self, info: ResourceInfo, objs: list[dict[str, Any]], rv: int) -> web.Response:
+        return json_response(
+            _encode(
+                {
+                    "kind": f"{info.kind}List",
+                    "apiVersion": info.api_version,
+                    "metadata": {"resourceVersion": str(rv)},
+                    "items": objs,
+                }
+            )
+        )
+
+    def _table(
+        self, info: ResourceInfo, objs: list[dict[str, Any]], list_meta: dict[str, Any], q: Any
+    ) -> web.Response:
+        columns = columns_for_resource(info)
+        return json_response(
+            _encode(to_table(objs, columns, list_meta, q.get("includeObject", "Metadata")))
+        )
+
+    async def _subresource(
+        self, request: web.Request, info: ResourceInfo, target: Target
+    ) -> web.StreamResponse:
+        sub, ns, name, method = target.subresource, target.namespace, target.name, request.method
+        if sub not in info.subresources:
+            raise errors.StatusError(
+                404, "NotFound", "the server could not find the requested resource", {}
+            )
+        if sub == "status":
+            if method == "GET":
+                return json_response(entry_bytes(self.registry.get(info, ns, name), info))
+            if method == "PUT":
+                entry = await self.registry.update(
+                    info, ns, name, await read_body(request), "status", is_dry_run(request.query)
+                )
+                return json_response(entry_bytes(entry, info))
+            if method == "PATCH":
+                return await self._patch(request, info, ns, name, "status")
+        if sub == "scale" and self.scale is not None:
+            return await self.scale(request, info, ns, name)
+        if sub == "binding" and method == "POST":
+            return await self._bind(request, info, ns, name)
+        raise errors.method_not_supported(info.group, f"{info.resource}/{sub}", method.lower())
+
+    async def _bind(
+        self, request: web.Request, info: ResourceInfo, ns: str, name: str
+    ) -> web.Response:
+        body = await read_body(request)
+        node = ((body or {}).get("target") or {}).get("name", "")
+        if not node:
+            raise errors.invalid("", "Binding", name, [field.required("target.name", "")])
+        entry = self.registry.get(info, ns, name)
+        current = entry.obj
+        if (current.get("spec") or {}).get("nodeName"):
+            raise errors.conflict(
+                "",
+                "pods",
+                name,
+                f'pod {name} is already assigned to node "{current["spec"]["nodeName"]}"',
+            )
+        if current["metadata"].get("deletionTimestamp"):
+            raise errors.conflict(
+                "", "pods", name, f"pod {name} is being deleted, cannot be assigned to a host"
+            )
+
+        def bind(obj: dict[str, Any]) -> None:
+            obj["spec"]["nodeName"] = node
+            annotations = ((body or {}).get("metadata") or {}).get("annotations")
+            if annotations:
+                obj["metadata"].setdefault("annotations", {}).update(annotations)
+            conds = obj.setdefault("status", {}).setdefault("conditions", [])
+            conds[:] = [c for c in conds if c.get("type") != "PodScheduled"]
+            conds.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now_rfc3339(),
+                }
+            )
+
+        if not is_dry_run(request.query):
+            await self.registry.faults.before_write("", "pods", name)
+            self.registry.force_update(info, entry, bind)
+        return json_response(
+            _encode(
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "code": 201,
+                }
+            ),
+            201,
+        )
+
+
+def _success(info: ResourceInfo, entry: Entry) -> dict[str, Any]:
+    md = entry.obj["metadata"]
+    details: dict[str, Any] = {"name": md["name"], "kind": info.resource, "uid": md.get("uid", "")}
+    if info.group:
+        details["group"] = info.group
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }

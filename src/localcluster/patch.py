@@ -1,0 +1,270 @@
+"""The three patch formats of kube-apiserver: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and
+strategic merge patch.
+
+All functions are pure: they return a new document and never modify their inputs. Failures raise
+`PatchError` (the handler answers 422, or 400 for an undecodable patch). Strategic merge needs the
+patch metadata of the kind: a `PatchMeta` maps a field path (names only, list indices skipped) to the
+list's merge key, or to `PRIMITIVE_MERGE` for lists of scalars merged as sets (e.g. finalizers).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+PRIMITIVE_MERGE = ""
+PatchMeta = Mapping[tuple[str, ...], str]
+
+
+class PatchError(Exception):
+    pass
+
+
+# --- JSON patch ---
+
+
+def _pointer(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise PatchError(f"JSON pointer must start with '/': {path!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _index(container: list[Any], token: str, allow_end: bool) -> int:
+    if token == "-" and allow_end:
+        return len(container)
+    if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
+        raise PatchError(f"invalid array index: {token!r}")
+    i = int(token)
+    if i > len(container) or (i == len(container) and not allow_end):
+        raise PatchError(f"array index out of bounds: {i}")
+    return i
+
+
+def _parent(doc: Any, tokens: list[str], path: str) -> Any:
+    cur = doc
+    for tok in tokens[:-1]:
+        if isinstance(cur, dict):
+            if tok not in cur:
+                raise PatchError(f"doc is missing path: {path!r}")
+            cur = cur[tok]
+        elif isinstance(cur, list):
+            cur = cur[_index(cur, tok, False)]
+        else:
+            raise PatchError(f"doc is missing path: {path!r}")
+    return cur
+
+
+def _get(doc: Any, path: str) -> Any:
+    tokens = _pointer(path)
+    if not tokens:
+        return doc
+    parent = _parent(doc, tokens, path)
+    last = tokens[-1]
+    if isinstance(parent, dict):
+        if last not in parent:
+            raise PatchError(f"doc is missing path: {path!r}")
+        return parent[last]
+    if isinstance(parent, list):
+        return parent[_index(parent, last, False)]
+    raise PatchError(f"doc is missing path: {path!r}")
+
+
+def _add(doc: Any, path: str, value: Any) -> Any:
+    tokens = _pointer(path)
+    if not tokens:
+        return value
+    parent = _parent(doc, tokens, path)
+    last = tokens[-1]
+    if isinstance(parent, dict):
+        parent[last] = value
+    elif isinstance(parent, list):
+        parent.insert(_index(parent, last, True), value)
+    else:
+        raise PatchError(f"doc is missing path: {path!r}")
+    return doc
+
+
+def _remove(doc: Any, path: str) -> tuple[Any, Any]:
+    tokens = _pointer(path)
+    if not tokens:
+        raise PatchError("cannot remove the whole document")
+    parent = _parent(doc, tokens, path)
+    last = tokens[-1]
+    if isinstance(parent, dict):
+        if last not in parent:
+            raise PatchError(f"Unable to remove nonexistent key: {last}: missing value")
+        return doc, parent.pop(last)
+    if isinstance(parent, list):
+        return doc, parent.pop(_index(parent, last, False))
+    raise PatchError(f"doc is missing path: {path!r}")
+
+
+def apply_json_patch(doc: Any, ops: Any) -> Any:
+    """Apply an RFC 6902 operation list; a failed `test` raises PatchError."""
+    if not isinstance(ops, list):
+        raise PatchError("json patch must be a list of operations")
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        if not isinstance(op, dict) or "op" not in op:
+            raise PatchError("invalid JSON patch operation: missing 'op'")
+        kind, path = op["op"], op.get("path")
+        if not isinstance(path, str):
+            raise PatchError(f"operation {kind!r} is missing 'path'")
+        if kind in ("add", "replace", "test") and "value" not in op:
+            raise PatchError(f"operation {kind!r} is missing 'value'")
+        if kind == "add":
+            doc = _add(doc, path, copy.deepcopy(op["value"]))
+        elif kind == "remove":
+            doc, _ = _remove(doc, path)
+        elif kind == "replace":
+            _get(doc, path)
+            doc, _ = _remove(doc, path) if _pointer(path) else (doc, None)
+            doc = _add(doc, path, copy.deepcopy(op["value"]))
+        elif kind in ("move", "copy"):
+            src = op.get("from")
+            if not isinstance(src, str):
+                raise PatchError(f"operation {kind!r} is missing 'from'")
+            if kind == "move":
+                doc, value = _remove(doc, src)
+            else:
+                value = copy.deepcopy(_get(doc, src))
+            doc = _add(doc, path, value)
+        elif kind == "test":
+            have, want = _get(doc, path), op["value"]
+            same_type = type(have) is type(want) or (_is_num(have) and _is_num(want))
+            if have != want or not same_type:
+                raise PatchError(f"testing value {path} failed: test failed")
+        else:
+            raise PatchError(f"Unexpected kind: {kind}")
+    return doc
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+# --- JSON merge patch ---
+
+
+def apply_merge_patch(doc: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge recursively, null deletes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(doc) if isinstance(doc, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = apply_merge_patch(out.get(k), v)
+    return out
+
+
+# --- strategic merge patch ---
+
+
+def apply_strategic_merge_patch(doc: Any, patch: Any, meta: PatchMeta) -> Any:
+    """Strategic merge: like a merge patch, but lists declared in `meta` merge by key.
+
+    Understands the directives kubectl sends: `$patch` (replace/delete/merge), `$retainKeys`,
+    `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>`.
+    """
+    if not isinstance(patch, dict):
+        raise PatchError("strategic merge patch must be a JSON object")
+    return _merge_map(doc if isinstance(doc, dict) else {}, patch, (), meta)
+
+
+def _merge_map(
+    doc: dict[str, Any], patch: dict[str, Any], path: tuple[str, ...], meta: PatchMeta
+) -> Any:
+    directive = patch.get("$patch")
+    if directive == "replace":
+        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
+    if directive == "delete":
+        return None
+    if directive not in (None, "merge"):
+        raise PatchError(f"Unknown patch type: {directive}")
+    out = dict(doc)
+    orders: dict[str, list[Any]] = {}
+    deletions: dict[str, list[Any]] = {}
+    for k, v in patch.items():
+        if k == "$patch":
+            continue
+        if k == "$retainKeys":
+            if not isinstance(v, list):
+                raise PatchError("$retainKeys must be a list")
+            keep = set(v) | {kk for kk in patch if not kk.startswith("$")}
+            out = {kk: vv for kk, vv in out.items() if kk in keep}
+            continue
+        if k.startswith("$setElementOrder/"):
+            orders[k.split("/", 1)[1]] = v if isinstance(v, list) else []
+            continue
+        if k.startswith("$deleteFromPrimitiveList/"):
+            deletions[k.split("/", 1)[1]] = v if isinstance(v, list) else []
+            continue
+        if v is None:
+            out.pop(k, None)
+            continue
+        sub = (*path, k)
+        cur = out.get(k)
+        if isinstance(v, dict):
+            merged = _merge_map(cur if isinstance(cur, dict) else {}, v, sub, meta)
+            if merged is None:
+                out.pop(k, None)
+            else:
+                out[k] = merged
+        elif isinstance(v, list) and sub in meta:
+            out[k] = _merge_list(cur if isinstance(cur, list) else [], v, sub, meta)
+        else:
+            out[k] = copy.deepcopy(v)
+    for k, values in deletions.items():
+        if isinstance(out.get(k), list):
+            out[k] = [x for x in out[k] if x not in values]
+    for k, order in orders.items():
+        if isinstance(out.get(k), list):
+            out[k] = _reorder(out[k], order, meta.get((*path, k)))
+    return out
+
+
+def _merge_list(
+    cur: list[Any], patch: list[Any], path: tuple[str, ...], meta: PatchMeta
+) -> list[Any]:
+    key = meta[path]
+    for item in patch:
+        if isinstance(item, dict) and item.get("$patch") == "replace":
+            return [copy.deepcopy(i) for i in patch if not (isinstance(i, dict) and "$patch" in i)]
+    if key == PRIMITIVE_MERGE:
+        out = list(cur)
+        for item in patch:
+            if item not in out:
+                out.append(copy.deepcopy(item))
+        return out
+    out = [copy.deepcopy(i) for i in cur]
+    for item in patch:
+        if not isinstance(item, dict) or key not in item:
+            raise PatchError(f"map: {item} does not contain declared merge key: {key}")
+        pos = next(
+            (i for i, x in enumerate(out) if isinstance(x, dict) and x.get(key) == item[key]), -1
+        )
+        if item.get("$patch") == "delete":
+            if pos >= 0:
+                out.pop(pos)
+            continue
+        if pos >= 0:
+            out[pos] = _merge_map(out[pos], item, path, meta)
+        else:
+            out.append(_merge_map({}, item, path, meta))
+    return out
+
+
+def _reorder(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
+    def ident(x: Any) -> Any:
+        return x.get(key) if key and isinstance(x, dict) else x
+
+    wanted = [ident(o) for o in order]
+    ranked = [i for i in items if ident(i) in wanted]
+    ranked.sort(key=lambda i: wanted.index(ident(i)))
+    rest = [i for i in items if ident(i) not in wanted]
+    return ranked + rest

@@ -1,0 +1,147 @@
+"""The columns `kubectl get` shows for built-in kinds, as kube-apiserver's table printers compute
+them (a subset: the default, non-wide columns of the kinds served here).
+
+A column is a printer-column definition plus `fn`, computing the cell from the object; custom
+resources use their CRD's additionalPrinterColumns instead (see table.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .resources import ResourceInfo
+from .table import AGE_COLUMN
+
+Obj = dict[str, Any]
+
+
+def _col(
+    name: str, fn: Callable[[Obj], Any], kind: str = "string", priority: int = 0
+) -> dict[str, Any]:
+    return {"name": name, "type": kind, "fn": fn, "priority": priority}
+
+
+def _pod_ready(pod: Obj) -> str:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    total = len((pod.get("spec") or {}).get("containers") or [])
+    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
+
+
+def _pod_status(pod: Obj) -> str:
+    status = pod.get("status") or {}
+    reason = status.get("reason") or status.get("phase") or "Unknown"
+    for cs in status.get("containerStatuses") or []:
+        state = cs.get("state") or {}
+        if state.get("waiting", {}).get("reason"):
+            reason = state["waiting"]["reason"]
+        elif state.get("terminated", {}).get("reason"):
+            reason = state["terminated"]["reason"]
+    if pod.get("metadata", {}).get("deletionTimestamp"):
+        reason = "Terminating"
+    return str(reason)
+
+
+def _node_status(node: Obj) -> str:
+    conds = {
+        c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []
+    }
+    text = {"True": "Ready", "False": "NotReady"}.get(conds.get("Ready", ""), "Unknown")
+    if (node.get("spec") or {}).get("unschedulable"):
+        text += ",SchedulingDisabled"
+    return text
+
+
+def _node_roles(node: Obj) -> str:
+    prefix = "node-role.kubernetes.io/"
+    roles = sorted(
+        k[len(prefix) :] for k in (node["metadata"].get("labels") or {}) if k.startswith(prefix)
+    )
+    return ",".join(roles) or "<none>"
+
+
+def _service_ports(svc: Obj) -> str:
+    ports = (svc.get("spec") or {}).get("ports") or []
+    out = []
+    for p in ports:
+        text = str(p.get("port"))
+        if p.get("nodePort"):
+            text += f":{p['nodePort']}"
+        out.append(f"{text}/{p.get('protocol', 'TCP')}")
+    return ",".join(out) or "<none>"
+
+
+def _external_ip(svc: Obj) -> str:
+    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    ips = [i.get("ip") or i.get("hostname") for i in ingress] + list(
+        (svc.get("spec") or {}).get("externalIPs") or []
+    )
+    if ips:
+        return ",".join(str(i) for i in ips)
+    return "<pending>" if (svc.get("spec") or {}).get("type") == "LoadBalancer" else "<none>"
+
+
+def _event_object(ev: Obj) -> str:
+    ref = ev.get("involvedObject") or {}
+    return f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
+
+
+BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
+    ("", "namespaces"): [_col("Status", lambda o: (o.get("status") or {}).get("phase", ""))],
+    ("", "pods"): [
+        _col("Ready", _pod_ready),
+        _col("Status", _pod_status),
+        _col(
+            "Restarts",
+            lambda o: sum(
+                s.get("restartCount", 0)
+                for s in (o.get("status") or {}).get("containerStatuses") or []
+            ),
+            "integer",
+        ),
+    ],
+    ("", "nodes"): [
+        _col("Status", _node_status),
+        _col("Roles", _node_roles),
+    ],
+    ("", "services"): [
+        _col("Type", lambda o: (o.get("spec") or {}).get("type", "")),
+        _col("Cluster-IP", lambda o: (o.get("spec") or {}).get("clusterIP") or "<none>"),
+        _col("External-IP", _external_ip),
+        _col("Port(s)", _service_ports),
+    ],
+    ("", "configmaps"): [
+        _col("Data", lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {}), "integer")
+    ],
+    ("", "secrets"): [
+        _col("Type", lambda o: o.get("type", "")),
+        _col("Data", lambda o: len(o.get("data") or {}), "integer"),
+    ],
+    ("", "serviceaccounts"): [_col("Secrets", lambda o: len(o.get("secrets") or []), "integer")],
+    ("", "events"): [
+        _col("Type", lambda o: o.get("type", "")),
+        _col("Reason", lambda o: o.get("reason", "")),
+        _col("Object", _event_object),
+        _col("Message", lambda o: o.get("message", "")),
+    ],
+    ("coordination.k8s.io", "leases"): [
+        _col("Holder", lambda o: (o.get("spec") or {}).get("holderIdentity", ""))
+    ],
+}
+# The node's version follows its age, as kubectl shows it.
+_NODE_VERSION = _col(
+    "Version", lambda o: ((o.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")
+)
+
+
+def columns_for_resource(info: ResourceInfo) -> list[dict[str, Any]] | None:
+    """The printer columns of a resource (after Name); None: just Age."""
+    if info.custom is not None:
+        return info.custom.printer_columns or None
+    cols = BUILTIN.get((info.group, info.resource))
+    if cols is None:
+        return None
+    out = [*cols, AGE_COLUMN]
+    if (info.group, info.resource) == ("", "nodes"):
+        out.append(_NODE_VERSION)
+    return out

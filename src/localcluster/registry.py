@@ -1,0 +1,596 @@
+"""The generic REST semantics of every resource: create, get, list, update, patch, delete.
+
+This is the Python counterpart of apiserver's `registry/generic/registry.Store`: optimistic
+concurrency on resourceVersion, generation on spec change, the main resource versus the status
+subresource, finalizers and deletionTimestamp, delete propagation, dry run and admission. HTTP parsing
+lives in `handlers.py`; storage in `store.py`. Listeners (the CRD, namespace and garbage-collection
+controllers) are told of every committed change, synchronously, and must not block.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..apis import field
+from ..apis.field import FieldError
+from . import deletion, errors, meta
+from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
+from .deletion import DeleteOptions
+from .faults import Faults
+from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
+from .resources import ResourceInfo, builtin_resources
+from .schema import prune_object_meta
+from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
+from .store import Entry, Store
+
+Obj = dict[str, Any]
+Listener = Callable[[ResourceInfo, Obj | None, Obj | None], None]
+
+
+class Admission(Protocol):
+    def mutating_configured(self) -> bool: ...
+
+    async def mutate(
+        self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
+    ) -> Obj | None: ...
+    async def validate(
+        self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
+    ) -> None: ...
+
+
+@dataclass
+class ListResult:
+    entries: list[Entry]
+    rv: int
+    continue_token: str
+    remaining: int | None
+
+
+class Registry:
+    def __init__(self, store: Store, faults: Faults) -> None:
+        self.store = store
+        self.faults = faults
+        self.admission: Admission | None = None
+        self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
+        self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
+        self.listeners: list[Listener] = []
+        self.create_hooks = create_hooks(ClusterIPAllocator())
+        # Called by CRD-backed resources to default, prune and validate (see crd.py).
+        # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
+        self.graceful_pod_deletion = False
+        self.custom_default: Callable[[ResourceInfo, Obj], None] | None = None
+        self.custom_prepare: Callable[[ResourceInfo, Obj, bool], list[FieldError]] | None = None
+        for info in builtin_resources():
+            self.register(info)
+
+    # --- resource table ---
+
+    def register(self, info: ResourceInfo) -> None:
+        self._by_gvr[(info.group, info.version, info.resource)] = info
+        self._by_kind.setdefault((info.group, info.kind), info)
+
+    def unregister(self, group: str, resource: str) -> None:
+        for k in [
+            k for k, i in self._by_gvr.items() if i.group == group and i.resource == resource
+        ]:
+            info = self._by_gvr.pop(k)
+            if self._by_kind.get((info.group, info.kind)) is info:
+                del self._by_kind[(info.group, info.kind)]
+
+    def lookup(self, group: str, version: str, resource: str) -> ResourceInfo | None:
+        return self._by_gvr.get((group, version, resource))
+
+    def by_kind(self, group: str, kind: str) -> ResourceInfo | None:
+        return self._by_kind.get((group, kind))
+
+    def resources(self) -> Iterable[ResourceInfo]:
+        return self._by_gvr.values()
+
+    def by_key(self, key: str) -> ResourceInfo | None:
+        for info in self._by_gvr.values():
+            if info.key == key:
+                return info
+        return None
+
+    # --- reads ---
+
+    def get(self, info: ResourceInfo, ns: str, name: str) -> Entry:
+        entry = self.store.get(info.key, ns, name)
+        if entry is None:
+            raise errors.not_found(info.group, info.resource, name)
+        return entry
+
+    def list_entries(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        labels: LabelSelector = (),
+        fields: FieldSelector = (),
+        limit: int = 0,
+        continue_token: str = "",
+        exact_rv: int | None = None,
+    ) -> ListResult:
+        """A (page of a) list. A continue token resumes the snapshot its first page saw, as etcd
+        does; `exact_rv` lists the state at that resourceVersion (resourceVersionMatch=Exact)."""
+        start: tuple[str, str] | None = None
+        rv = self.store.rv
+        snapshot: list[Entry] | None = None
+        if continue_token:
+            try:
+                token = json.loads(base64.b64decode(continue_token))
+                start = (token["start"][0], token["start"][1])
+                rv = int(token["rv"])
+            except (ValueError, KeyError, TypeError, IndexError):
+                raise errors.bad_request(
+                    "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+                ) from None
+            try:
+                snapshot = self.store.list_at(info.key, ns, rv, start)
+            except errors.StatusError:
+                raise errors.gone(_CONTINUE_EXPIRED) from None
+        elif exact_rv is not None:
+            rv = exact_rv
+            snapshot = self.store.list_at(info.key, ns, rv)
+        source = iter(snapshot) if snapshot is not None else self.store.list(info.key, ns, start)
+        out: list[Entry] = []
+        filtered = bool(labels or fields)
+        getters = info.fields
+        more = False
+        for entry in source:
+            obj = entry.obj
+            if labels and not labels_match(labels, obj["metadata"].get("labels")):
+                continue
+            if fields and not fields_match(fields, getters, obj):
+                continue
+            if limit and len(out) >= limit:
+                more = True
+                break
+            out.append(entry)
+        token = ""
+        remaining = None
+        if more:
+            last = out[-1].obj["metadata"]
+            start_key = [last.get("namespace", ""), last["name"]]
+            token = base64.b64encode(
+                json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start_key}).encode()
+            ).decode()
+            if not filtered:
+                # The entry that stopped the page and everything after it.
+                remaining = 1 + sum(1 for _ in source)
+        return ListResult(out, rv, token, remaining)
+
+    # --- writes ---
+
+    def _commit(self, info: ResourceInfo, prev: Entry | None, obj: Obj) -> Entry:
+        entry = self.store.put(info.key, obj, prev)
+        for listener in self.listeners:
+            listener(info, None if prev is None else prev.obj, entry.obj)
+        return entry
+
+    def _remove(self, info: ResourceInfo, entry: Entry) -> Entry:
+        gone = self.store.delete(info.key, entry)
+        for listener in self.listeners:
+            listener(info, entry.obj, None)
+        return gone
+
+    def _check_namespace(self, info: ResourceInfo, ns: str, name: str) -> None:
+        if not info.namespaced:
+            return
+        entry = self.store.get("/namespaces", "", ns)
+        if entry is None:
+            raise errors.not_found("", "namespaces", ns)
+        if entry.obj.get("metadata", {}).get("deletionTimestamp"):
+            err = errors.forbidden(
+                info.group,
+                info.resource,
+                name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
+            )
+            assert err.details is not None
+            err.details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {ns} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise err
+
+    def _validate(self, info: ResourceInfo, obj: Obj, strict: bool = False) -> None:
+        md = obj.get("metadata")
+        errs = (
+            meta.validate_object_meta(info.kind, md, info.namespaced)
+            if isinstance(md, dict)
+            else [field.required("metadata", "")]
+        )
+        if info.custom is not None and self.custom_prepare is not None:
+            errs.extend(self.custom_prepare(info, obj, strict))
+        elif info.top_fields is not None:
+            _drop_unknown_fields(info, obj, strict)
+        if errs:
+            name = md.get("name", "") if isinstance(md, dict) else ""
+            raise errors.invalid(info.group, info.kind, name, errs)
+
+    def _coerce(self, info: ResourceInfo, body: Any, ns: str) -> Obj:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request is not a JSON object")
+        obj = body
+        md = obj.get("metadata")
+        if md is None:
+            md = obj["metadata"] = {}
+        if not isinstance(md, dict):
+            raise errors.bad_request("metadata must be an object")
+        kind = obj.get("kind")
+        if kind and kind != info.kind:
+            raise errors.bad_request(
+                f"the API version in the data ({obj.get('apiVersion', '')}) does not match the expected API version ({info.api_version})"
+                if obj.get("apiVersion") != info.api_version
+                else f"kind {kind} does not match expected {info.kind}"
+            )
+        obj["apiVersion"] = info.api_version
+        obj["kind"] = info.kind
+        if info.namespaced:
+            body_ns = md.get("namespace")
+            if body_ns and body_ns != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            md["namespace"] = ns
+        else:
+            # Cluster-scoped objects have no namespace: one sent is dropped, as BeforeCreate does.
+            md.pop("namespace", None)
+        if info.to_storage is not None:
+            obj = info.to_storage(obj)
+        return obj
+
+    async def _mutate(
+        self,
+        op: str,
+        info: ResourceInfo,
+        ns: str,
+        sub: str,
+        obj: Obj,
+        old: Obj | None,
+        dry_run: bool,
+    ) -> Obj:
+        """Run mutating admission; custom resources are defaulted and pruned first, as on decode."""
+        assert self.admission is not None
+        if not self.admission.mutating_configured():
+            return obj
+        if info.custom is not None and self.custom_default is not None:
+            self.custom_default(info, obj)
+        mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run)
+        return obj if mutated is None else self._coerce(info, mutated, ns)
+
+    async def create(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        body: Any,
+        dry_run: bool = False,
+        sub: str = "",
+        system: bool = False,
+        strict: bool = False,
+    ) -> Entry:
+        obj = self._coerce(info, body, ns)
+        md = obj["metadata"]
+        if not system:
+            await self.faults.before_write(
+                info.group, info.resource, md.get("name") or md.get("generateName", "")
+            )
+        if md.get("resourceVersion"):
+            raise errors.internal("resourceVersion should not be set on objects to be created")
+        self._check_namespace(info, ns, md.get("name", ""))
+        if self.admission is not None:
+            obj = await self._mutate("CREATE", info, ns, sub, obj, None, dry_run)
+            md = obj["metadata"]
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = meta.generate_name(md["generateName"])
+        meta.prepare_create(md, info.generation)
+        if info.custom is not None and info.has_status:
+            obj.pop("status", None)
+        hook = self.create_hooks.get((info.group, info.kind))
+        errs = hook(obj) if hook is not None else []
+        if errs:
+            raise errors.invalid(info.group, info.kind, md.get("name", ""), errs)
+        self._validate(info, obj, strict)
+        if self.admission is not None:
+            await self.admission.validate("CREATE", info, sub, obj, None, dry_run)
+        name = md["name"]
+        if self.store.get(info.key, md.get("namespace", ""), name) is not None:
+            raise errors.already_exists(info.group, info.resource, name)
+        if dry_run:
+            return Entry(obj, b"", self.store.rv)
+        return self._commit(info, None, obj)
+
+    async def update(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        body: Any,
+        sub: str = "",
+        dry_run: bool = False,
+        strict: bool = False,
+    ) -> Entry:
+        await self.faults.before_write(info.group, info.resource, name)
+        obj = self._coerce(info, body, ns)
+        body_name = obj["metadata"].get("name")
+        if body_name != name:
+            raise errors.bad_request(
+                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+                if body_name
+                else "name is required"
+            )
+        if obj["metadata"].get("resourceVersion"):
+            return await self._update(info, ns, name, obj, sub, dry_run, strict=strict)
+        # An unconditional update is retried against the latest object, like a patch.
+        for attempt in range(_PATCH_RETRIES):
+            try:
+                return await self._update(
+                    info, ns, name, copy.deepcopy(obj), sub, dry_run, strict=strict
+                )
+            except errors.StatusError as err:
+                if err.reason != "Conflict" or attempt == _PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _update(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        obj: Obj,
+        sub: str,
+        dry_run: bool,
+        op: str = "UPDATE",
+        strict: bool = False,
+    ) -> Entry:
+        current = self.get(info, ns, name)
+        old = current.obj
+        md = obj["metadata"]
+        want_rv = md.get("resourceVersion", "")
+        if want_rv:
+            if want_rv != old["metadata"]["resourceVersion"]:
+                raise errors.conflict(info.group, info.resource, name, errors.OBJECT_MODIFIED)
+        elif info.custom is not None:
+            raise errors.invalid(
+                info.group,
+                info.kind,
+                name,
+                [
+                    field.invalid(
+                        "metadata.resourceVersion", "0x0", "must be specified for an update"
+                    )
+                ],
+            )
+        uid = md.get("uid")
+        if uid and uid != old["metadata"].get("uid"):
+            raise errors.conflict(
+                info.group,
+                info.resource,
+                name,
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old['metadata'].get('uid')}",
+            )
+        if self.admission is not None:
+            obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
+        obj = self._merge_subresource(info, sub, obj, old)
+        md = obj["metadata"]
+        meta.keep_immutable(md, old["metadata"])
+        if old["metadata"].get("deletionTimestamp"):
+            added = set(md.get("finalizers") or []) - set(old["metadata"].get("finalizers") or [])
+            if added:
+                raise errors.invalid(
+                    info.group,
+                    info.kind,
+                    name,
+                    [
+                        field.forbidden(
+                            "metadata.finalizers",
+                            f"no new finalizers can be added if the object is being deleted, found new finalizers {sorted(added)!r}",
+                        )
+                    ],
+                )
+        if info.generation and _spec_changed(info, obj, old):
+            md["generation"] = old["metadata"].get("generation", 0) + 1
+        if info.kind == "Pod" and not info.group and not sub:
+            errs = validate_pod_update(obj, old)
+            if errs:
+                raise errors.invalid("", "Pod", name, errs)
+        if info.kind == "Secret" and not info.group:
+            errs = normalize_secret(obj)
+            if errs:
+                raise errors.invalid("", "Secret", name, errs)
+        self._validate(info, obj, strict)
+        if self.admission is not None:
+            await self.admission.validate(op, info, sub, obj, old, dry_run)
+        md["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if obj == old:
+            return current
+        if dry_run:
+            return Entry(obj, b"", self.store.rv)
+        if self.store.get(info.key, ns, name) is not current:
+            raise errors.conflict(info.group, info.resource, name, errors.OBJECT_MODIFIED)
+        if md.get("deletionTimestamp") and not md.get("finalizers"):
+            self._commit(info, current, obj)
+            entry = self.store.get(info.key, ns, name)
+            assert entry is not None
+            return self._remove(info, entry)
+        return self._commit(info, current, obj)
+
+    def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:
+        if not info.has_status:
+            return obj
+        if sub == "status":
+            out = copy.deepcopy(old)
+            out["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion", "")
+            if "status" in obj:
+                out["status"] = obj["status"]
+            else:
+                out.pop("status", None)
+            if not info.custom:
+                # Built-in status updates may also change labels and annotations.
+                for k in ("labels", "annotations"):
+                    if k in obj["metadata"]:
+                        out["metadata"][k] = obj["metadata"][k]
+            return out
+        if "status" in old:
+            obj["status"] = old["status"]
+        else:
+            obj.pop("status", None)
+        return obj
+
+    async def patch(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        patch_type: str,
+        patch: Any,
+        sub: str = "",
+        dry_run: bool = False,
+        strict: bool = False,
+    ) -> Entry:
+        await self.faults.before_write(info.group, info.resource, name)
+        # Without a resourceVersion precondition a patch is re-applied to the latest object when a
+        # concurrent write wins the race, as the apiserver's update loop does.
+        precondition = _patch_sets_resource_version(patch_type, patch)
+        for attempt in range(_PATCH_RETRIES):
+            current = self.get(info, ns, name)
+            obj = self._patched(info, ns, name, current, patch_type, patch)
+            try:
+                return await self._update(info, ns, name, obj, sub, dry_run, "UPDATE", strict)
+            except errors.StatusError as err:
+                if err.reason != "Conflict" or precondition or attempt == _PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _patched(
+        self, info: ResourceInfo, ns: str, name: str, current: Entry, patch_type: str, patch: Any
+    ) -> Obj:
+        base = copy.deepcopy(current.obj)
+        if info.from_storage is not None:
+            base = info.from_storage(base)
+        try:
+            if patch_type == "json":
+                patched = apply_json_patch(base, patch)
+            elif patch_type == "merge":
+                patched = apply_merge_patch(base, patch)
+            elif patch_type == "strategic":
+                if info.patch_meta is None:
+                    raise errors.unsupported_media_type("application/strategic-merge-patch+json")
+                patched = apply_strategic_merge_patch(base, patch, info.patch_meta)
+            else:
+                raise errors.unsupported_media_type(patch_type)
+        except PatchError as err:
+            raise errors.StatusError(422, "Invalid", str(err)) from None
+        if not isinstance(patched, dict):
+            raise errors.bad_request("the patched object is not a JSON object")
+        patched_md = patched.get("metadata")
+        if not isinstance(patched_md, dict):
+            raise errors.bad_request("metadata must be an object")
+        # A resourceVersion in the patch is a precondition; otherwise the patch applies to `current`.
+        if not patched_md.get("resourceVersion"):
+            patched_md["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
+        obj = self._coerce(info, patched, ns)
+        if obj["metadata"].get("name") != name:
+            raise errors.bad_request(
+                f"the name of the object ({obj['metadata'].get('name')}) does not match the name on the URL ({name})"
+            )
+        return obj
+
+    # --- deletion (deletion.py) ---
+
+    async def delete(
+        self, info: ResourceInfo, ns: str, name: str, opts: DeleteOptions, system: bool = False
+    ) -> tuple[Entry, bool]:
+        """Delete or start deleting; returns (object, whether it is gone now).
+
+        `system` deletions (the garbage collector's, the namespace controller's) skip fault injection.
+        """
+        return await deletion.delete(self, info, ns, name, opts, system)
+
+    async def delete_collection(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        labels: LabelSelector,
+        fields: FieldSelector,
+        opts: DeleteOptions,
+    ) -> list[Entry]:
+        return await deletion.delete_collection(self, info, ns, labels, fields, opts)
+
+    # --- helpers for controllers (no admission, no fault injection) ---
+
+    def force_update(
+        self, info: ResourceInfo, entry: Entry, change: Callable[[Obj], None]
+    ) -> Entry:
+        """Apply `change` to a copy of the stored object and commit it (controllers' writes)."""
+        obj = copy.deepcopy(entry.obj)
+        change(obj)
+        md = obj["metadata"]
+        if (
+            md.get("deletionTimestamp")
+            and not md.get("finalizers")
+            and not (info.kind == "Namespace" and (obj.get("spec") or {}).get("finalizers"))
+        ):
+            self._commit(info, entry, obj)
+            latest = self.store.get(info.key, md.get("namespace", ""), md["name"])
+            assert latest is not None
+            return self._remove(info, latest)
+        if obj == entry.obj:
+            return entry
+        return self._commit(info, entry, obj)
+
+    def force_remove(self, info: ResourceInfo, entry: Entry) -> Entry:
+        return self._remove(info, entry)
+
+
+_PATCH_RETRIES = 5
+
+
+def _drop_unknown_fields(info: ResourceInfo, obj: Obj, strict: bool) -> None:
+    """Drop (or, when strict, reject) the fields a built-in kind does not have."""
+    assert info.top_fields is not None
+    unknown = [k for k in obj if k not in info.top_fields]
+    md = obj.get("metadata")
+    unknown_meta = prune_object_meta(md) if isinstance(md, dict) else []
+    if strict and (unknown or unknown_meta):
+        listed = ", ".join(f'unknown field "{p}"' for p in [*unknown, *unknown_meta])
+        raise errors.bad_request(
+            f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+            f"strict decoding error: {listed}"
+        )
+    for k in unknown:
+        del obj[k]
+
+
+_CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start "
+    "a new list without the continue parameter, or use the continue token in this response to "
+    "retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the first "
+    "chunk was returned and now may show up in the list."
+)
+
+
+def _patch_sets_resource_version(patch_type: str, patch: Any) -> bool:
+    if patch_type == "json":
+        return isinstance(patch, list) and any(
+            isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch
+        )
+    return isinstance(patch, dict) and bool((patch.get("metadata") or {}).get("resourceVersion"))
+
+
+def _spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:
+    """Whether anything but metadata (and status, when it is a subresource) changed."""
+    skip = {"metadata", "apiVersion", "kind"}
+    if info.custom is None or info.has_status:
+        skip.add("status")
+    keys = (set(new) | set(old)) - skip
+    return any(new.get(k) != old.get(k) for k in keys)

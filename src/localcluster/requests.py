@@ -1,0 +1,107 @@
+"""Request and response plumbing shared by the resource handlers: decoding bodies (JSON, YAML,
+kubectl's protobuf), query parameters (dryRun, fieldValidation, selectors), and encoding objects and
+Status errors as kube-apiserver does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import yaml
+from aiohttp import web
+
+from . import errors
+from .protobuf import ProtobufError, decode_object
+from .resources import ResourceInfo
+from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+from .store import Entry
+
+JSON = "application/json"
+encode = msgspec.json.Encoder().encode
+_encode = encode
+_decode = msgspec.json.decode
+
+
+def json_response(
+    body: bytes, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.Response(body=body, status=status, content_type=JSON, headers=headers)
+
+
+def status_response(err: errors.StatusError) -> web.Response:
+    headers = None
+    retry = (err.details or {}).get("retryAfterSeconds")
+    if retry:
+        headers = {"Retry-After": str(retry)}
+    return json_response(_encode(err.status()), err.code, headers)
+
+
+def entry_bytes(entry: Entry, info: ResourceInfo | None = None) -> bytes:
+    """The object's JSON as the requested version: converted from its stored form, or relabelled
+    when a CRD serves several versions (no-op conversion)."""
+    if info is not None and info.from_storage is not None:
+        return _encode(info.from_storage(entry.obj))
+    if (
+        info is not None
+        and info.custom is not None
+        and entry.obj.get("apiVersion") != info.api_version
+    ):
+        return _encode({**entry.obj, "apiVersion": info.api_version})
+    return entry.raw if entry.raw else _encode(entry.obj)
+
+
+def query_bool(value: str | None) -> bool:
+    return value is not None and value.lower() in ("true", "1")
+
+
+def is_dry_run(query: Any) -> bool:
+    values = query.getall("dryRun", [])
+    for v in values:
+        if v != "All":
+            raise errors.bad_request(f"unsupported dry run value: {v!r}")
+    return bool(values)
+
+
+def strict_validation(query: Any) -> bool:
+    value = query.get("fieldValidation", "")
+    if value not in ("", "Ignore", "Warn", "Strict"):
+        raise errors.bad_request(
+            f"fieldValidation must be one of Ignore, Warn, Strict; got {value!r}"
+        )
+    return bool(value == "Strict")
+
+
+def selectors(info: ResourceInfo, query: Any) -> tuple[LabelSelector, FieldSelector]:
+    try:
+        labels = parse_label_selector(query.get("labelSelector", ""))
+        fields = parse_field_selector(query.get("fieldSelector", ""))
+    except ValueError as err:
+        raise errors.bad_request(str(err)) from None
+    for name, _, _ in fields:
+        if name not in info.fields:
+            raise errors.bad_request(f"field label not supported: {name}")
+    return labels, fields
+
+
+def wants_table(request: web.Request) -> bool:
+    accept = request.headers.get("Accept", "")
+    return "as=Table" in accept
+
+
+async def read_body(request: web.Request) -> Any:
+    raw = await request.read()
+    if not raw:
+        raise errors.bad_request("the request body is empty")
+    ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip()
+    if ctype == "application/vnd.kubernetes.protobuf":
+        try:
+            return decode_object(raw)
+        except ProtobufError as err:
+            raise errors.StatusError(415, "UnsupportedMediaType", str(err)) from None
+    try:
+        if ctype.endswith("yaml"):
+            return yaml.safe_load(raw)
+        return _decode(raw)
+    except (msgspec.DecodeError, yaml.YAMLError) as err:
+        raise errors.bad_request(f"the body of the request could not be decoded: {err}") from None

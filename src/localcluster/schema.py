@@ -1,0 +1,443 @@
+"""Structural OpenAPI v3 schemas of CustomResourceDefinitions: defaulting, pruning, validation.
+
+Follows apiextensions-apiserver: defaults are applied first (top-down, including to non-nullable
+nulls), unknown fields are pruned (except under `x-kubernetes-preserve-unknown-fields`, and the
+root's apiVersion/kind/metadata), then the object is validated. Validation errors are `FieldError`s
+worded as the apiserver words them, e.g. `spec.replicas: Invalid value: 0: spec.replicas in body
+should be greater than or equal to 1`. CEL rules (`x-kubernetes-validations`) are not evaluated.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from ..apis import field
+from ..apis.field import ErrorType, FieldError
+
+Schema = dict[str, Any]
+
+_TYPE_NAMES = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _is_int(v: Any) -> bool:
+    return (isinstance(v, int) and not isinstance(v, bool)) or (
+        isinstance(v, float) and v.is_integer()
+    )
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _type_ok(kind: str, v: Any) -> bool:
+    if kind == "object":
+        return isinstance(v, dict)
+    if kind == "array":
+        return isinstance(v, list)
+    if kind == "string":
+        return isinstance(v, str)
+    if kind == "integer":
+        return _is_int(v)
+    if kind == "number":
+        return _is_num(v)
+    if kind == "boolean":
+        return isinstance(v, bool)
+    return True
+
+
+# --- defaulting ---
+
+
+def apply_defaults(value: Any, schema: Schema) -> Any:
+    """Fill absent (and non-nullable null) properties from `default`, recursively; returns value."""
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for name, sub in props.items():
+            if "default" in sub and (
+                name not in value or (value[name] is None and not sub.get("nullable"))
+            ):
+                value[name] = copy.deepcopy(sub["default"])
+            if name in value:
+                value[name] = apply_defaults(value[name], sub)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for k in list(value):
+                if k not in props:
+                    value[k] = apply_defaults(value[k], extra)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            value[i] = apply_defaults(item, schema["items"])
+    return value
+
+
+# --- pruning ---
+
+
+def prune(value: Any, schema: Schema, root: bool = False) -> list[str]:
+    """Drop fields the schema does not know, in place; returns the pruned paths (for strict mode)."""
+    dropped: list[str] = []
+    _prune(value, schema, "", root, dropped)
+    return dropped
+
+
+def _prune(value: Any, schema: Schema, path: str, root: bool, dropped: list[str]) -> None:
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        preserve = schema.get("x-kubernetes-preserve-unknown-fields") is True
+        embedded = schema.get("x-kubernetes-embedded-resource") is True
+        for k in list(value):
+            sub_path = f"{path}.{k}" if path else k
+            if (root or embedded) and k in ("apiVersion", "kind", "metadata"):
+                if k == "metadata" and embedded and isinstance(value[k], dict):
+                    _prune_meta(value[k])
+                continue
+            if k in props:
+                _prune(value[k], props[k], sub_path, False, dropped)
+            elif isinstance(extra, dict):
+                _prune(value[k], extra, sub_path, False, dropped)
+            elif extra is True or preserve:
+                continue
+            else:
+                del value[k]
+                dropped.append(sub_path)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            _prune(item, schema["items"], f"{path}[{i}]", False, dropped)
+
+
+_META_FIELDS = {
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+    "selfLink",
+}
+
+
+def _prune_meta(meta: dict[str, Any]) -> None:
+    for k in list(meta):
+        if k not in _META_FIELDS:
+            del meta[k]
+
+
+def prune_object_meta(meta: dict[str, Any]) -> list[str]:
+    """ObjectMeta decoding drops unknown metadata fields; returns them."""
+    dropped = [f"metadata.{k}" for k in meta if k not in _META_FIELDS]
+    _prune_meta(meta)
+    return dropped
+
+
+# --- validation ---
+
+
+def validate(value: Any, schema: Schema, path: str = "") -> list[FieldError]:
+    errs: list[FieldError] = []
+    _validate(value, schema, path, errs)
+    return errs
+
+
+def _type_error(path: str, value: Any, kind: str) -> FieldError:
+    shown = _type_name(value)
+    return FieldError(
+        ErrorType.TYPE_INVALID, path, shown, f'{path} in body must be of type {kind}: "{shown}"'
+    )
+
+
+def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> None:
+    if value is None:
+        if schema.get("nullable") or (
+            schema.get("x-kubernetes-preserve-unknown-fields") and not schema.get("type")
+        ):
+            return
+        kind = schema.get("type")
+        if kind:
+            errs.append(_type_error(path, value, kind))
+        return
+    if schema.get("x-kubernetes-int-or-string"):
+        if not (_is_int(value) or isinstance(value, str)):
+            errs.append(
+                FieldError(
+                    ErrorType.TYPE_INVALID,
+                    path,
+                    _type_name(value),
+                    f'{path} in body must be of type integer,string: "{_type_name(value)}"',
+                )
+            )
+            return
+    else:
+        kind = schema.get("type")
+        if kind and not _type_ok(kind, value):
+            errs.append(_type_error(path, value, kind))
+            return
+    enum = schema.get("enum")
+    if enum is not None and value not in enum:
+        errs.append(
+            field.not_supported(
+                path, value, [str(e) if not isinstance(e, str) else e for e in enum]
+            )
+        )
+    if _is_num(value):
+        _numeric(value, schema, path, errs)
+    if isinstance(value, str):
+        _string(value, schema, path, errs)
+    if isinstance(value, list):
+        _array(value, schema, path, errs)
+    if isinstance(value, dict):
+        _object(value, schema, path, errs)
+    for sub in schema.get("allOf") or []:
+        _validate(value, sub, path, errs)
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if options:
+            passing = sum(1 for sub in options if not validate(value, sub, path))
+            if (key == "anyOf" and passing == 0) or (key == "oneOf" and passing != 1):
+                errs.append(
+                    field.invalid(
+                        path,
+                        value,
+                        f"{path} in body must validate {'one and only one' if key == 'oneOf' else 'at least one'} schema ({key})",
+                    )
+                )
+    if "not" in schema and not validate(value, schema["not"], path):
+        errs.append(
+            field.invalid(path, value, f"{path} in body must not validate the schema (not)")
+        )
+
+
+def _fmt(n: Any) -> str:
+    return str(int(n)) if isinstance(n, float) and n.is_integer() else str(n)
+
+
+def _numeric(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> None:
+    lo, hi = schema.get("minimum"), schema.get("maximum")
+    if lo is not None:
+        if schema.get("exclusiveMinimum") and value <= lo:
+            errs.append(
+                field.invalid(path, value, f"{path} in body should be greater than {_fmt(lo)}")
+            )
+        elif value < lo:
+            errs.append(
+                field.invalid(
+                    path, value, f"{path} in body should be greater than or equal to {_fmt(lo)}"
+                )
+            )
+    if hi is not None:
+        if schema.get("exclusiveMaximum") and value >= hi:
+            errs.append(
+                field.invalid(path, value, f"{path} in body should be less than {_fmt(hi)}")
+            )
+        elif value > hi:
+            errs.append(
+                field.invalid(
+                    path, value, f"{path} in body should be less than or equal to {_fmt(hi)}"
+                )
+            )
+    mult = schema.get("multipleOf")
+    if mult and value % mult != 0:
+        errs.append(
+            field.invalid(path, value, f"{path} in body should be a multiple of {_fmt(mult)}")
+        )
+
+
+def _string(value: str, schema: Schema, path: str, errs: list[FieldError]) -> None:
+    max_len, min_len = schema.get("maxLength"), schema.get("minLength")
+    if max_len is not None and len(value) > max_len:
+        errs.append(field.too_long(path, max_len))
+    if min_len is not None and len(value) < min_len:
+        errs.append(
+            field.invalid(path, value, f"{path} in body should be at least {min_len} chars long")
+        )
+    pattern = schema.get("pattern")
+    if pattern is not None and re.search(pattern, value) is None:
+        errs.append(field.invalid(path, value, f"{path} in body should match '{pattern}'"))
+
+
+def _array(value: list[Any], schema: Schema, path: str, errs: list[FieldError]) -> None:
+    max_items, min_items = schema.get("maxItems"), schema.get("minItems")
+    if max_items is not None and len(value) > max_items:
+        errs.append(field.too_many(path, len(value), max_items))
+    if min_items is not None and len(value) < min_items:
+        errs.append(
+            field.invalid(
+                path, len(value), f"{path} in body should have at least {min_items} items"
+            )
+        )
+    list_type = schema.get("x-kubernetes-list-type")
+    if list_type == "set" or schema.get("uniqueItems"):
+        seen: list[Any] = []
+        for i, item in enumerate(value):
+            if item in seen:
+                errs.append(field.duplicate(f"{path}[{i}]", item))
+            else:
+                seen.append(item)
+    elif list_type == "map":
+        keys = schema.get("x-kubernetes-list-map-keys") or []
+        seen_keys: list[tuple[Any, ...]] = []
+        for i, item in enumerate(value):
+            if isinstance(item, dict):
+                k = tuple(item.get(n) for n in keys)
+                if k in seen_keys:
+                    shown = {n: item.get(n) for n in keys}
+                    errs.append(
+                        FieldError(
+                            ErrorType.DUPLICATE, f"{path}[{i}]", field.GoValue(_go_map(shown))
+                        )
+                    )
+                else:
+                    seen_keys.append(k)
+    items = schema.get("items")
+    if isinstance(items, dict):
+        for i, item in enumerate(value):
+            _validate(item, items, f"{path}[{i}]", errs)
+
+
+def _go_map(m: dict[str, Any]) -> str:
+    inner = ", ".join(
+        f'"{k}":{v!r}' if not isinstance(v, str) else f'"{k}":"{v}"' for k, v in m.items()
+    )
+    return "map[string]interface {}{" + inner + "}"
+
+
+def _object(value: dict[str, Any], schema: Schema, path: str, errs: list[FieldError]) -> None:
+    for name in schema.get("required") or []:
+        if name not in value:
+            errs.append(field.required(f"{path}.{name}" if path else name, ""))
+    props = schema.get("properties") or {}
+    extra = schema.get("additionalProperties")
+    for k in sorted(value):
+        sub_path = f"{path}.{k}" if path else k
+        if k in props:
+            _validate(value[k], props[k], sub_path, errs)
+        elif isinstance(extra, dict):
+            _validate(value[k], extra, sub_path, errs)
+    max_props, min_props = schema.get("maxProperties"), schema.get("minProperties")
+    if max_props is not None and len(value) > max_props:
+        errs.append(field.too_many(path, len(value), max_props))
+    if min_props is not None and len(value) < min_props:
+        errs.append(
+            field.invalid(
+                path, len(value), f"{path} in body should have at least {min_props} properties"
+            )
+        )
+
+
+def validate_custom_resource(obj: dict[str, Any], schema: Schema) -> list[FieldError]:
+    """Validate everything but apiVersion/kind/metadata of a custom resource against its schema."""
+    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    root = {k: v for k, v in schema.items() if k != "required"}
+    errs = validate(body, root)
+    for name in schema.get("required") or []:
+        if name not in obj:
+            errs.append(field.required(name, ""))
+    return errs
+
+
+# --- structural schema checks (what apiextensions requires of a v1 CRD's schema) ---
+
+
+def structural_errors(
+    node: Any, path: str, root: bool = True, obj_path: str = ""
+) -> list[FieldError]:
+    """Why `node` is not a structural schema, with the apiserver's paths and wording: every node
+    has a type (unless int-or-string or preserve-unknown-fields), arrays have items, properties
+    and additionalProperties exclude each other, and the root's metadata is left alone."""
+    errs: list[FieldError] = []
+    if not isinstance(node, dict):
+        return [field.invalid(path, str(node), "must be an object")]
+    int_or_string = node.get("x-kubernetes-int-or-string") is True
+    preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
+    kind = node.get("type", "")
+    if int_or_string and kind:
+        errs.append(
+            field.forbidden(f"{path}.type", "must be empty if x-kubernetes-int-or-string is true")
+        )
+    if not kind and not int_or_string and not preserve:
+        errs.append(
+            field.required(
+                f"{path}.type",
+                "must not be empty for specified object fields"
+                if not root
+                else "must not be empty at the root",
+            )
+        )
+    if "default" in node and not root:
+        for err in validate(copy.deepcopy(node["default"]), node, obj_path):
+            errs.append(
+                field.invalid(
+                    f"{path}.default",
+                    node["default"],
+                    f"{err.field}: {err.body()}" if err.field else err.body(),
+                )
+            )
+    if kind == "array" and "items" not in node:
+        errs.append(field.required(f"{path}.items", "must be specified"))
+    props = node.get("properties")
+    extra = node.get("additionalProperties")
+    if props and extra not in (None, False):
+        errs.append(
+            field.forbidden(
+                f"{path}.additionalProperties",
+                "additionalProperties and properties are mutual exclusive",
+            )
+        )
+    if isinstance(props, dict):
+        for name, sub in props.items():
+            sub_path = f"{path}.properties[{name}]"
+            if root and name == "metadata":
+                if isinstance(sub, dict) and set(sub.get("properties") or {}) - {
+                    "name",
+                    "generateName",
+                }:
+                    errs.append(
+                        field.forbidden(
+                            sub_path,
+                            "must not specify anything other than name and generateName, but metadata is implicitly specified",
+                        )
+                    )
+                continue
+            errs.extend(
+                structural_errors(sub, sub_path, False, f"{obj_path}.{name}" if obj_path else name)
+            )
+    if isinstance(extra, dict):
+        errs.extend(
+            structural_errors(extra, f"{path}.additionalProperties", False, f"{obj_path}[*]")
+        )
+    items = node.get("items")
+    if isinstance(items, dict):
+        errs.extend(structural_errors(items, f"{path}.items", False, f"{obj_path}[*]"))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for i, sub in enumerate(node.get(key) or []):
+            if isinstance(sub, dict) and ("type" in sub or "default" in sub):
+                errs.append(
+                    field.forbidden(
+                        f"{path}.{key}[{i}].{'type' if 'type' in sub else 'default'}",
+                        "must be empty to be structural",
+                    )
+                )
+    return errs

@@ -1,0 +1,223 @@
+"""The in-memory object store: one resourceVersion sequence, bounded history, watch fan-out.
+
+Objects are JSON-able dicts keyed by (resource key, namespace, name), where the resource key is
+`<group>/<plural>` (version-independent, as etcd keys are). Every write takes the next value of one
+global counter as its resourceVersion, like an etcd revision. Stored objects are never mutated after
+`put`: readers may share them; writers build a new dict. Each object's JSON encoding is kept beside it
+so reads, lists and watch events do not re-encode.
+
+Each resource keeps the last `history_size` events for watch replay. A watch from a resourceVersion
+older than the resource's compaction point fails with 410 Expired, as etcd compaction does.
+Everything runs on one asyncio loop: methods here never await, so each is atomic.
+"""
+
+from __future__ import annotations
+
+import bisect
+import builtins
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from . import errors
+from .watch import Event, Obj, Predicate, Watcher
+
+_encode = msgspec.json.Encoder().encode
+
+
+@dataclass(slots=True)
+class Entry:
+    obj: Obj
+    raw: bytes
+    rv: int
+
+
+@dataclass
+class ResourceStore:
+    """The objects, history and watchers of one resource (all namespaces)."""
+
+    history_size: int
+    objects: dict[tuple[str, str], Entry] = field(default_factory=dict)
+    history: deque[Event] = field(default_factory=deque)
+    # Events with rv <= compacted_rv may be missing from `history`.
+    compacted_rv: int = 0
+    watchers: set[Watcher] = field(default_factory=set)
+    _sorted_keys: list[tuple[str, str]] | None = None
+
+    def sorted_keys(self) -> list[tuple[str, str]]:
+        if self._sorted_keys is None:
+            self._sorted_keys = sorted(self.objects)
+        return self._sorted_keys
+
+    def record(self, event: Event) -> None:
+        self.history.append(event)
+        while len(self.history) > self.history_size:
+            self.compacted_rv = self.history.popleft().rv
+        dead = []
+        for w in self.watchers:
+            w.offer(event)
+            if w.closed:
+                dead.append(w)
+        for w in dead:
+            self.watchers.discard(w)
+
+
+class Store:
+    """All resources' objects under one resourceVersion counter."""
+
+    def __init__(self, history_size: int = 10000, watcher_capacity: int = 10000) -> None:
+        self.rv = 1
+        self.history_size = history_size
+        self.watcher_capacity = watcher_capacity
+        self._resources: dict[str, ResourceStore] = {}
+
+    def resource(self, key: str) -> ResourceStore:
+        rs = self._resources.get(key)
+        if rs is None:
+            # A resource never written has no events to miss: nothing is compacted yet.
+            rs = self._resources[key] = ResourceStore(self.history_size)
+        return rs
+
+    def get(self, key: str, namespace: str, name: str) -> Entry | None:
+        return self.resource(key).objects.get((namespace, name))
+
+    def list(
+        self, key: str, namespace: str = "", start_after: tuple[str, str] | None = None
+    ) -> Iterator[Entry]:
+        """Entries in (namespace, name) order, optionally only one namespace, after a key."""
+        rs = self.resource(key)
+        keys = rs.sorted_keys()
+        if namespace:
+            lo = (namespace, "")
+            if start_after is not None and start_after > lo:
+                lo = start_after
+                i = bisect.bisect_right(keys, lo)
+            else:
+                i = bisect.bisect_left(keys, lo)
+        elif start_after is not None:
+            i = bisect.bisect_right(keys, start_after)
+        else:
+            i = 0
+        objects = rs.objects
+        for k in keys[i:]:
+            if namespace and k[0] != namespace:
+                break
+            yield objects[k]
+
+    def list_at(
+        self, key: str, namespace: str, rv: int, start_after: tuple[str, str] | None = None
+    ) -> builtins.list[Entry]:
+        """Entries as they were at resourceVersion `rv`, in key order, after `start_after`.
+
+        Rebuilt from the current state by undoing the resource's later events; raises 410 Expired
+        once the history no longer reaches back to `rv`.
+        """
+        rs = self.resource(key)
+        if not rs.history or rs.history[-1].rv <= rv:
+            return list(self.list(key, namespace, start_after))
+        if rv < rs.compacted_rv:
+            raise errors.gone(f"too old resource version: {rv} ({rs.compacted_rv + 1})")
+        state = {k: e for k, e in rs.objects.items() if not namespace or k[0] == namespace}
+        for event in reversed(rs.history):
+            if event.rv <= rv:
+                break
+            if namespace and event.namespace != namespace:
+                continue
+            k = (event.namespace, event.obj["metadata"]["name"])
+            if event.type == "ADDED" or event.prev is None:
+                state.pop(k, None)
+            else:
+                prev = event.prev
+                state[k] = Entry(prev, b"", int(prev["metadata"]["resourceVersion"]))
+        return [state[k] for k in sorted(state) if start_after is None or k > start_after]
+
+    def count(self, key: str) -> int:
+        return len(self.resource(key).objects)
+
+    def put(self, key: str, obj: Obj, prev: Entry | None) -> Entry:
+        """Store `obj` (created when `prev` is None), stamping the next resourceVersion into it."""
+        self.rv += 1
+        rv = self.rv
+        obj["metadata"]["resourceVersion"] = str(rv)
+        entry = Entry(obj, _encode(obj), rv)
+        meta = obj["metadata"]
+        ns = meta.get("namespace", "")
+        rs = self.resource(key)
+        k = (ns, meta["name"])
+        if prev is None:
+            rs._sorted_keys = None
+        rs.objects[k] = entry
+        kind = "ADDED" if prev is None else "MODIFIED"
+        rs.record(Event(kind, rv, ns, obj, entry.raw, None if prev is None else prev.obj))
+        return entry
+
+    def delete(self, key: str, entry: Entry) -> Entry:
+        """Remove an object; its DELETED event carries the deletion's resourceVersion."""
+        self.rv += 1
+        rv = self.rv
+        obj = dict(entry.obj)
+        obj["metadata"] = {**obj["metadata"], "resourceVersion": str(rv)}
+        gone = Entry(obj, _encode(obj), rv)
+        ns = obj["metadata"].get("namespace", "")
+        rs = self.resource(key)
+        del rs.objects[(ns, obj["metadata"]["name"])]
+        rs._sorted_keys = None
+        rs.record(Event("DELETED", rv, ns, obj, gone.raw, entry.obj))
+        return gone
+
+    def watch(
+        self, key: str, namespace: str, predicate: Predicate | None, since: int | None
+    ) -> Watcher:
+        """Register a watcher; `since` None sends the current state as ADDED events first.
+
+        Otherwise every event after resourceVersion `since` is replayed (410 if compacted).
+        """
+        rs = self.resource(key)
+        w = Watcher(namespace, predicate, self.watcher_capacity)
+        if since is None:
+            for entry in self.list(key, namespace):
+                if predicate is None or predicate(entry.obj):
+                    w.push(("ADDED", entry.obj, entry.raw))
+        else:
+            if since < rs.compacted_rv:
+                raise errors.gone(f"too old resource version: {since} ({rs.compacted_rv + 1})")
+            if rs.history and since < rs.history[-1].rv:
+                start = bisect.bisect_right([e.rv for e in rs.history], since)
+                for i in range(start, len(rs.history)):
+                    w.offer(rs.history[i])
+        if not w.closed:
+            rs.watchers.add(w)
+        return w
+
+    def stop_watch(self, key: str, watcher: Watcher) -> None:
+        watcher.close("stopped")
+        self.resource(key).watchers.discard(watcher)
+
+    def close_all_watches(self) -> int:
+        n = 0
+        for rs in self._resources.values():
+            for w in rs.watchers:
+                w.close("closed by fault injection")
+                n += 1
+            rs.watchers.clear()
+        return n
+
+    def compact(self) -> int:
+        """Drop all history: a watch from any resourceVersion before now gets 410."""
+        for rs in self._resources.values():
+            rs.history.clear()
+            rs.compacted_rv = self.rv
+        return self.rv
+
+    def watcher_count(self) -> int:
+        return sum(len(rs.watchers) for rs in self._resources.values())
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "resourceVersion": self.rv,
+            "objects": {k: len(rs.objects) for k, rs in self._resources.items() if rs.objects},
+            "watchers": self.watcher_count(),
+        }

@@ -1,0 +1,127 @@
+"""One watch stream's buffer: a bounded queue that never blocks the writer.
+
+The store pushes each event to every interested `Watcher` synchronously, from the write path, with
+`offer()`. A watcher whose consumer does not keep up (its queue reaches `capacity`) is closed, exactly
+as kube-apiserver's cacher terminates an unresponsive watcher: its client sees the stream end and
+re-watches from the last resourceVersion it saw. Writers therefore never wait on a watcher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Event:
+    """A change to one object: `type` is ADDED, MODIFIED or DELETED (BOOKMARK for progress marks)."""
+
+    type: str
+    rv: int
+    namespace: str
+    obj: Obj
+    raw: bytes
+    prev: Obj | None = None
+
+
+Predicate = Callable[[Obj], bool]
+
+
+class Watcher:
+    """A bounded, single-consumer event queue; `closed` once stopped or overrun."""
+
+    __slots__ = (
+        "_items",
+        "_wakeup",
+        "capacity",
+        "close_reason",
+        "closed",
+        "namespace",
+        "on_overrun",
+        "predicate",
+    )
+
+    def __init__(self, namespace: str, predicate: Predicate | None, capacity: int) -> None:
+        self.namespace = namespace
+        self.predicate = predicate
+        self.capacity = capacity
+        self.closed = False
+        self.close_reason = ""
+        self._items: deque[tuple[str, Obj | None, bytes]] = deque()
+        # Called once when the consumer falls `capacity` events behind (the server aborts its
+        # connection: a consumer stuck mid-write would otherwise hold it forever).
+        self.on_overrun: Callable[[], None] | None = None
+        self._wakeup = asyncio.Event()
+
+    def interested(self, event: Event) -> tuple[str, Obj | None, bytes] | None:
+        """The event as this watcher sees it, after namespace and selector filtering.
+
+        With a selector, an object that stops matching is reported DELETED (with its previous content)
+        and one that starts matching ADDED, as the watch cache does.
+        """
+        if self.namespace and event.namespace != self.namespace:
+            return None
+        pred = self.predicate
+        if pred is None:
+            return (event.type, event.obj, event.raw)
+        now = pred(event.obj)
+        was = event.prev is not None and pred(event.prev)
+        if event.type == "MODIFIED":
+            if now and was:
+                return (event.type, event.obj, event.raw)
+            if now:
+                return ("ADDED", event.obj, event.raw)
+            if was and event.prev is not None:
+                prev = dict(event.prev)
+                prev["metadata"] = {**prev["metadata"], "resourceVersion": str(event.rv)}
+                return ("DELETED", prev, b"")
+            return None
+        return (event.type, event.obj, event.raw) if now else None
+
+    def offer(self, event: Event) -> None:
+        """Queue an event if it concerns this watcher; close the watcher if it is overrun."""
+        if self.closed:
+            return
+        item = self.interested(event)
+        if item is not None:
+            self.push(item)
+
+    def push(self, item: tuple[str, Obj | None, bytes]) -> None:
+        if self.closed:
+            return
+        if len(self._items) >= self.capacity:
+            self.close("watcher overrun: consumer too slow")
+            if self.on_overrun is not None:
+                self.on_overrun()
+            return
+        self._items.append(item)
+        self._wakeup.set()
+
+    def close(self, reason: str = "closed") -> None:
+        if not self.closed:
+            self.closed = True
+            self.close_reason = reason
+            self._items.clear()
+            self._wakeup.set()
+
+    async def next_batch(self, timeout: float | None) -> list[tuple[str, Obj | None, bytes]]:
+        """Wait up to `timeout` seconds for events; [] on timeout or once closed."""
+        if not self._items and not self.closed:
+            self._wakeup.clear()
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout)
+            except TimeoutError:
+                return []
+        if self.closed:
+            return []
+        items = list(self._items)
+        self._items.clear()
+        return items
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,155 @@
+"""Serving a watch: the chunked stream of JSON lines (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) a
+client reads until `timeoutSeconds`, with periodic bookmarks, watch-list initial events, Table
+rendering for kubectl, and the connection aborted when its consumer falls too far behind.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from aiohttp import web
+
+from ..apis import field
+from . import errors
+from .printers import columns_for_resource
+from .registry import Registry
+from .requests import JSON, encode, query_bool, selectors, wants_table
+from .resources import ResourceInfo
+from .selectors import fields_match, labels_match
+from .table import to_table
+
+_encode = encode
+
+
+class WatchServer:
+    def __init__(self, registry: Registry, bookmark_interval: float) -> None:
+        self.registry = registry
+        self.bookmark_interval = bookmark_interval
+
+    async def serve(
+        self, request: web.Request, info: ResourceInfo, ns: str, name: str
+    ) -> web.StreamResponse:
+        q = request.query
+        labels, fields = selectors(info, q)
+        if name:
+            fields = (*fields, ("metadata.name", "=", name))
+        rv_param = q.get("resourceVersion", "")
+        try:
+            since = None if rv_param in ("", "0") else int(rv_param)
+        except ValueError:
+            raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
+        try:
+            timeout = float(q.get("timeoutSeconds", "0") or 0) or 1800.0
+        except ValueError:
+            raise errors.bad_request("invalid timeoutSeconds") from None
+        bookmarks = query_bool(q.get("allowWatchBookmarks"))
+        initial_end = query_bool(q.get("sendInitialEvents"))
+        if initial_end and not bookmarks:
+            raise errors.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    field.forbidden(
+                        "sendInitialEvents",
+                        "sendInitialEvents requires setting allowWatchBookmarks to true",
+                    )
+                ],
+            )
+        getters = info.fields
+
+        def predicate(obj: dict[str, Any]) -> bool:
+            if labels and not labels_match(labels, obj["metadata"].get("labels")):
+                return False
+            if fields:
+                return fields_match(fields, getters, obj)
+            return True
+
+        store = self.registry.store
+        resp = web.StreamResponse(
+            status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"}
+        )
+        resp.enable_chunked_encoding()
+        try:
+            watcher = store.watch(
+                info.key,
+                ns,
+                predicate if (labels or fields) else None,
+                since if not initial_end else None,
+            )
+        except errors.StatusError as err:
+            await resp.prepare(request)
+            await resp.write(_encode({"type": "ERROR", "object": err.status()}) + b"\n")
+            return resp
+        await resp.prepare(request)
+        transport = request.transport
+        if transport is not None:
+            watcher.on_overrun = transport.abort
+        deadline = time.monotonic() + timeout
+        kind_prefix = {"kind": info.kind, "apiVersion": info.api_version}
+        table = (
+            (
+                q.get("includeObject", "Metadata"),
+                columns_for_resource(info),
+            )
+            if wants_table(request)
+            else None
+        )
+        try:
+            if initial_end:
+                mark = {
+                    **kind_prefix,
+                    "metadata": {
+                        "resourceVersion": str(store.rv),
+                        "annotations": {"k8s.io/initial-events-end": "true"},
+                    },
+                }
+                watcher.push(("BOOKMARK", mark, b""))
+            next_bookmark = time.monotonic() + self.bookmark_interval
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    break
+                wait = min(deadline, next_bookmark if bookmarks else deadline) - now
+                batch = await watcher.next_batch(max(wait, 0.0))
+                if watcher.closed:
+                    break
+                if batch:
+                    chunks = [
+                        self._event_line(info, typ, obj, raw, table) for typ, obj, raw in batch
+                    ]
+                    await resp.write(b"".join(chunks))
+                if bookmarks and time.monotonic() >= next_bookmark:
+                    mark = {**kind_prefix, "metadata": {"resourceVersion": str(store.rv)}}
+                    await resp.write(_encode({"type": "BOOKMARK", "object": mark}) + b"\n")
+                    next_bookmark = time.monotonic() + self.bookmark_interval
+        except ConnectionResetError:
+            pass
+        finally:
+            store.stop_watch(info.key, watcher)
+        return resp
+
+    @staticmethod
+    def _event_line(
+        info: ResourceInfo,
+        typ: str,
+        obj: dict[str, Any] | None,
+        raw: bytes,
+        table: tuple[str, Any] | None,
+    ) -> bytes:
+        """One watch event as a JSON line: the stored bytes when they can be used as they are, a
+        one-row Table for `as=Table` watches (kubectl get -w)."""
+        if info.from_storage is not None and obj is not None and typ not in ("BOOKMARK", "ERROR"):
+            obj, raw = info.from_storage(obj), b""
+        if table is not None and obj is not None and typ not in ("BOOKMARK", "ERROR"):
+            list_meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+            rendered = to_table([obj], table[1], list_meta, table[0])
+            return _encode({"type": typ, "object": rendered}) + b"\n"
+        if raw and (
+            info.custom is None or obj is None or obj.get("apiVersion") == info.api_version
+        ):
+            return b'{"type":"' + typ.encode() + b'","object":' + raw + b"}\n"
+        if info.custom is not None and obj is not None and typ != "BOOKMARK":
+            obj = {**obj, "apiVersion": info.api_version}
+        return _encode({"type": typ, "object": obj}) + b"\n"
