@@ -1,0 +1,268 @@
+"""Simulated nodes and the scheduler that binds pods to them.
+
+`node_object(name, address)` is a Ready Node with `address` (a 127.0.0.x loopback address) as its
+InternalIP and ExternalIP and its name as Hostname. `choose_node(pod, nodes, pods)` is the pure
+scheduling decision: nodes that are Ready and schedulable, where none of the pod's host ports
+(protocol, port) is taken by a pod already bound there, and whose pod count stays under
+`status.allocatable.pods`; among those, a pod with a preferred pod affinity (Agones' Packed
+strategy) goes to the node running the most pods matching that affinity's label selector, others to
+the node with the fewest pods; ties go to the first node by name. None when no node fits.
+
+`Scheduler` watches unbound pods (`spec.nodeName` empty) and binds each through `pods/binding`, or
+writes the `PodScheduled=False / Unschedulable` condition when no node fits (and retries when pods or
+nodes change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from ..client.errors import ApiError
+from ..client.rest import RESTClient
+from ..client.versioned.resources import NODES, PODS
+from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
+
+log = structlog.get_logger("agones.localcluster.scheduler")
+Obj = Mapping[str, Any]
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def node_object(name: str, address: str, max_pods: int = 1000) -> dict[str, Any]:
+    """A Ready, schedulable Node reachable at `address`."""
+    now = now_rfc3339()
+    capacity = {"cpu": "2", "memory": "8Gi", "pods": str(max_pods), "ephemeral-storage": "100Gi"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "agones.dev/local-node": "true",
+            },
+        },
+        "spec": {},
+        "status": {
+            "capacity": capacity,
+            "allocatable": dict(capacity),
+            "addresses": [
+                {"type": "InternalIP", "address": address},
+                {"type": "ExternalIP", "address": address},
+                {"type": "Hostname", "address": name},
+            ],
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status (simulated)",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
+                }
+            ],
+            "nodeInfo": {"kubeletVersion": "v1.31.0-agones-py", "operatingSystem": "linux"},
+        },
+    }
+
+
+def host_ports(pod: Obj) -> set[tuple[str, int]]:
+    """(protocol, hostPort) pairs a pod claims on its node."""
+    spec = pod.get("spec") or {}
+    out: set[tuple[str, int]] = set()
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        for p in c.get("ports") or []:
+            if p.get("hostPort"):
+                out.add((p.get("protocol") or "TCP", int(p["hostPort"])))
+    return out
+
+
+def _ready(node: Obj) -> bool:
+    if (node.get("spec") or {}).get("unschedulable"):
+        return False
+    for cond in (node.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return bool(cond.get("status") == "True")
+    return False
+
+
+def _matches(selector: Obj, labels: Obj) -> bool:
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and labels.get(key) in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def _preferred_affinity_selectors(pod: Obj) -> list[Obj]:
+    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("podAffinity") or {}
+    terms = affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    return [
+        (t.get("podAffinityTerm") or {}).get("labelSelector") or {}
+        for t in terms
+        if (t.get("podAffinityTerm") or {}).get("labelSelector") is not None
+    ]
+
+
+def _active(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj]) -> str | None:
+    """The node to bind `pod` to (see the module docstring), or None."""
+    by_node: dict[str, list[Obj]] = {}
+    for other in pods:
+        name = (other.get("spec") or {}).get("nodeName")
+        if name and _active(other):
+            by_node.setdefault(name, []).append(other)
+    wanted = host_ports(pod)
+    selectors = _preferred_affinity_selectors(pod)
+    best: tuple[int, str] | None = None
+    for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
+        name = node["metadata"]["name"]
+        if not _ready(node):
+            continue
+        running = by_node.get(name, [])
+        max_pods = int(((node.get("status") or {}).get("allocatable") or {}).get("pods") or 110)
+        if len(running) >= max_pods:
+            continue
+        taken: set[tuple[str, int]] = set()
+        for other in running:
+            taken |= host_ports(other)
+        if wanted & taken:
+            continue
+        if selectors:
+            score = -sum(
+                1
+                for other in running
+                if any(
+                    _matches(s, (other.get("metadata") or {}).get("labels") or {})
+                    for s in selectors
+                )
+            )
+        else:
+            score = len(running)
+        if best is None or score < best[0]:
+            best = (score, name)
+    return None if best is None else best[1]
+
+
+class Scheduler:
+    """Binds unscheduled pods to the simulated nodes (see the module docstring)."""
+
+    def __init__(self, client: RESTClient, factory: SharedInformerFactory) -> None:
+        self.client = client
+        self.pods = factory.for_resource(PODS)
+        self.nodes = factory.for_resource(NODES)
+        self._wake = asyncio.Event()
+        self._pending_bind: dict[str, str] = {}  # pod uid → node, until the informer shows it
+        self._unschedulable: set[str] = set()
+        handler = ResourceEventHandlerFuncs(
+            add_func=lambda _: self._wake.set(),
+            update_func=lambda _o, _n: self._wake.set(),
+            delete_func=lambda _: self._wake.set(),
+        )
+        self.pods.informer().add_event_handler(handler)
+        self.nodes.informer().add_event_handler(handler)
+        self.binds = 0
+
+    async def run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._schedule_all()
+            except Exception:
+                log.exception("scheduling pass failed")
+                await asyncio.sleep(0.5)
+                self._wake.set()
+
+    async def _schedule_all(self) -> None:
+        pods = list(self.pods.informer().get_store().list())
+        nodes = list(self.nodes.informer().get_store().list())
+        uids = {p["metadata"].get("uid") for p in pods}
+        self._pending_bind = {u: n for u, n in self._pending_bind.items() if u in uids}
+        # pods bound by us but not yet seen bound count as bound
+        view: list[Obj] = []
+        for p in pods:
+            node = self._pending_bind.get(p["metadata"].get("uid", ""))
+            if node and not (p.get("spec") or {}).get("nodeName"):
+                p = {**p, "spec": {**(p.get("spec") or {}), "nodeName": node}}
+            view.append(p)
+        binds = []
+        for pod in view:
+            md = pod["metadata"]
+            if (pod.get("spec") or {}).get("nodeName") or md.get("deletionTimestamp"):
+                continue
+            if (pod.get("spec") or {}).get("schedulerName", "default-scheduler") not in (
+                "default-scheduler",
+                "",
+            ):
+                continue
+            node = choose_node(pod, nodes, view)
+            if node is None:
+                if md.get("uid") not in self._unschedulable:
+                    self._unschedulable.add(md.get("uid", ""))
+                    await self._mark_unschedulable(pod, len(nodes))
+                continue
+            self._unschedulable.discard(md.get("uid", ""))
+            self._pending_bind[md.get("uid", "")] = node
+            pod["spec"]["nodeName"] = node
+            binds.append(self._bind(md["namespace"], md["name"], md.get("uid", ""), node))
+        if binds:
+            await asyncio.gather(*binds)
+
+    async def _bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        try:
+            await self.client.request("POST", PODS.path(namespace, name, "binding"), body=body)
+            self.binds += 1
+        except ApiError as err:
+            self._pending_bind.pop(uid, None)
+            if err.status_code not in (404, 409):
+                log.warning("binding failed", pod=f"{namespace}/{name}", error=str(err))
+                self._wake.set()
+
+    async def _mark_unschedulable(self, pod: Obj, count: int) -> None:
+        md = pod["metadata"]
+        cond = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": f"0/{count} nodes are available: {count} node(s) didn't have free ports "
+            "for the requested pod ports or were not ready.",
+            "lastTransitionTime": now_rfc3339(),
+        }
+        with contextlib.suppress(ApiError):
+            await self.client.patch(
+                PODS,
+                md["name"],
+                {"status": {"phase": "Pending", "conditions": [cond]}},
+                namespace=md["namespace"],
+                patch_type="strategic",
+                subresource="status",
+            )
