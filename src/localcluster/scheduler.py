@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -127,13 +128,51 @@ def _active(pod: Obj) -> bool:
     return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
-def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj]) -> str | None:
+class NodeUsage:
+    """What is bound to each node: pod counts, host ports, and counts of pods matching the
+    affinity selectors asked about (cached, updated as pods are added)."""
+
+    def __init__(self, pods: Iterable[Obj]) -> None:
+        self.pods: dict[str, list[Obj]] = {}
+        self.ports: dict[str, set[tuple[str, int]]] = {}
+        self._matches: dict[tuple[str, str], int] = {}
+        for pod in pods:
+            self.add(pod)
+
+    def add(self, pod: Obj, node: str | None = None) -> None:
+        name = node or (pod.get("spec") or {}).get("nodeName")
+        if not name or not _active(pod):
+            return
+        self.pods.setdefault(name, []).append(pod)
+        self.ports.setdefault(name, set()).update(host_ports(pod))
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        for (node_name, key), count in list(self._matches.items()):
+            if node_name == name and _matches(_selector_of(key), labels):
+                self._matches[(node_name, key)] = count + 1
+
+    def matching(self, node: str, selector: Obj) -> int:
+        key = _selector_key(selector)
+        if (node, key) not in self._matches:
+            self._matches[(node, key)] = sum(
+                1
+                for p in self.pods.get(node, [])
+                if _matches(selector, (p.get("metadata") or {}).get("labels") or {})
+            )
+        return self._matches[(node, key)]
+
+
+def _selector_key(selector: Obj) -> str:
+    return json.dumps(selector, sort_keys=True)
+
+
+def _selector_of(key: str) -> Obj:
+    loaded: Obj = json.loads(key)
+    return loaded
+
+
+def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage) -> str | None:
     """The node to bind `pod` to (see the module docstring), or None."""
-    by_node: dict[str, list[Obj]] = {}
-    for other in pods:
-        name = (other.get("spec") or {}).get("nodeName")
-        if name and _active(other):
-            by_node.setdefault(name, []).append(other)
+    usage = pods if isinstance(pods, NodeUsage) else NodeUsage(pods)
     wanted = host_ports(pod)
     selectors = _preferred_affinity_selectors(pod)
     best: tuple[int, str] | None = None
@@ -141,26 +180,16 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj]) -> str | No
         name = node["metadata"]["name"]
         if not _ready(node):
             continue
-        running = by_node.get(name, [])
+        running = len(usage.pods.get(name, []))
         max_pods = int(((node.get("status") or {}).get("allocatable") or {}).get("pods") or 110)
-        if len(running) >= max_pods:
+        if running >= max_pods:
             continue
-        taken: set[tuple[str, int]] = set()
-        for other in running:
-            taken |= host_ports(other)
-        if wanted & taken:
+        if wanted & usage.ports.get(name, set()):
             continue
         if selectors:
-            score = -sum(
-                1
-                for other in running
-                if any(
-                    _matches(s, (other.get("metadata") or {}).get("labels") or {})
-                    for s in selectors
-                )
-            )
+            score = -sum(usage.matching(name, s) for s in selectors)
         else:
-            score = len(running)
+            score = running
         if best is None or score < best[0]:
             best = (score, name)
     return None if best is None else best[1]
@@ -209,6 +238,7 @@ class Scheduler:
                 p = {**p, "spec": {**(p.get("spec") or {}), "nodeName": node}}
             view.append(p)
         binds = []
+        usage = NodeUsage(view)
         for pod in view:
             md = pod["metadata"]
             if (pod.get("spec") or {}).get("nodeName") or md.get("deletionTimestamp"):
@@ -218,7 +248,7 @@ class Scheduler:
                 "",
             ):
                 continue
-            node = choose_node(pod, nodes, view)
+            node = choose_node(pod, nodes, usage)
             if node is None:
                 if md.get("uid") not in self._unschedulable:
                     self._unschedulable.add(md.get("uid", ""))
@@ -226,7 +256,7 @@ class Scheduler:
                 continue
             self._unschedulable.discard(md.get("uid", ""))
             self._pending_bind[md.get("uid", "")] = node
-            pod["spec"]["nodeName"] = node
+            usage.add(pod, node)
             binds.append(self._bind(md["namespace"], md["name"], md.get("uid", ""), node))
         if binds:
             await asyncio.gather(*binds)
