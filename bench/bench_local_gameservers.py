@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=600)
     args = parser.parse_args()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     result = asyncio.run(run(args.game_servers, args.nodes, args.timeout))
     print(json.dumps(result, indent=2))
 
