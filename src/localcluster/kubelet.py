@@ -45,7 +45,7 @@ from ..client.rest import RESTClient
 from ..client.versioned.resources import PODS
 from ..featuregates import FeatureGates
 from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
-from .netns import PodNetwork, netns_supported
+from .netns import PodNetwork, die_with_parent, netns_supported
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 
 log = structlog.get_logger("agones.localcluster.kubelet")
@@ -405,6 +405,7 @@ class PodRunner:
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=die_with_parent,
                 cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
             )
         finally:

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import fcntl
 import functools
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -36,6 +38,20 @@ from typing import Any, cast
 import structlog
 
 log = structlog.get_logger("agones.localcluster.netns")
+
+_PR_SET_PDEATHSIG = 1
+try:
+    _libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
+except OSError:  # pragma: no cover - not Linux
+    _libc = None
+
+
+def die_with_parent() -> None:
+    """`preexec_fn` for children: SIGKILL them when the process that started them dies, so even
+    a killed `agones local up` leaves no orphan behind (Linux `PR_SET_PDEATHSIG`)."""
+    if _libc is not None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
 
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
@@ -124,6 +140,7 @@ class PodNetwork:
             code,
             pass_fds=[child.fileno()],
             start_new_session=True,
+            preexec_fn=die_with_parent,
         )
         child.close()
         parent.setblocking(False)

@@ -42,6 +42,7 @@ from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from .kubelet import Kubelet, KubeletConfig
+from .netns import die_with_parent
 from .scheduler import Scheduler, node_object
 from .server import LocalAPIServer, ServerOptions
 from .services import ADDRESS_ANNOTATION
@@ -271,6 +272,7 @@ class LocalStack:
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=die_with_parent,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
         finally:
