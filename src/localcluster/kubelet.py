@@ -197,8 +197,9 @@ class PodRunner:
             init_statuses = [c.status() for c in self.containers if c.name in init_names]
             if self.sim is not None:
                 stamp = {"running": {"startedAt": now()}}
-                statuses = [
-                    {
+
+                def simulated(c: dict[str, Any]) -> dict[str, Any]:
+                    return {
                         "name": c["name"],
                         "image": c.get("image", ""),
                         "imageID": "",
@@ -207,16 +208,9 @@ class PodRunner:
                         "restartCount": 0,
                         "state": stamp,
                     }
-                    for c in spec.get("containers") or []
-                ]
-                init_statuses = [
-                    {**s, "name": c["name"]}
-                    for s, c in zip(
-                        [statuses[0]] * len(spec.get("initContainers") or []),
-                        spec.get("initContainers") or [],
-                        strict=False,
-                    )
-                ]
+
+                statuses = [simulated(c) for c in spec.get("containers") or []]
+                init_statuses = [simulated(c) for c in spec.get("initContainers") or []]
             ready = all(s["ready"] for s in statuses) and self._phase == "Running"
             t = now()
             conditions = [

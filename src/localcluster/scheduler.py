@@ -195,6 +195,26 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage)
     return None if best is None else best[1]
 
 
+def unschedulable_message(pod: Obj, nodes: list[Obj], usage: NodeUsage) -> str:
+    """Why no node fits, in kube-scheduler's words."""
+    reasons: dict[str, int] = {}
+    wanted = host_ports(pod)
+    for node in nodes:
+        name = node["metadata"]["name"]
+        max_pods = int(((node.get("status") or {}).get("allocatable") or {}).get("pods") or 110)
+        if not _ready(node):
+            reason = "node(s) were not ready"
+        elif len(usage.pods.get(name, [])) >= max_pods:
+            reason = "Too many pods"
+        elif wanted & usage.ports.get(name, set()):
+            reason = "node(s) didn't have free ports for the requested pod ports"
+        else:
+            continue
+        reasons[reason] = reasons.get(reason, 0) + 1
+    detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+    return f"0/{len(nodes)} nodes are available: {detail}."
+
+
 class Scheduler:
     """Binds unscheduled pods to the simulated nodes (see the module docstring)."""
 
@@ -252,7 +272,7 @@ class Scheduler:
             if node is None:
                 if md.get("uid") not in self._unschedulable:
                     self._unschedulable.add(md.get("uid", ""))
-                    await self._mark_unschedulable(pod, len(nodes))
+                    await self._mark_unschedulable(pod, unschedulable_message(pod, nodes, usage))
                 continue
             self._unschedulable.discard(md.get("uid", ""))
             self._pending_bind[md.get("uid", "")] = node
@@ -277,14 +297,13 @@ class Scheduler:
                 log.warning("binding failed", pod=f"{namespace}/{name}", error=str(err))
                 self._wake.set()
 
-    async def _mark_unschedulable(self, pod: Obj, count: int) -> None:
+    async def _mark_unschedulable(self, pod: Obj, message: str) -> None:
         md = pod["metadata"]
         cond = {
             "type": "PodScheduled",
             "status": "False",
             "reason": "Unschedulable",
-            "message": f"0/{count} nodes are available: {count} node(s) didn't have free ports "
-            "for the requested pod ports or were not ready.",
+            "message": message,
             "lastTransitionTime": now_rfc3339(),
         }
         with contextlib.suppress(ApiError):

@@ -204,3 +204,27 @@ def test_two_simple_game_servers_on_the_same_container_port_answer_on_their_own_
         assert reply == f"NAME: {gs['metadata']['name']}\n"
         reply = udp("127.0.0.1", host_port(gs), "GAMESERVER")
         assert reply == f"NAME: {gs['metadata']['name']}\n"
+
+
+def test_static_port_taken_on_every_node_leaves_the_pod_unschedulable_until_freed(
+    framework: Framework, local_stack: Any
+) -> None:
+    nodes = len(local_stack.stack.addresses)
+    ports = [{"name": "s", "portPolicy": "Static", "containerPort": 7654, "hostPort": 7125}]
+    names = [f"static-full-{i}" for i in range(nodes + 1)]
+    for name in names[:-1]:
+        framework.create_ready(game_server(name, ports))
+    framework.create(game_server(names[-1], ports))
+
+    def unschedulable() -> str:
+        pod = framework.pod(names[-1]) or {}
+        for cond in (pod.get("status") or {}).get("conditions") or []:
+            if cond["type"] == "PodScheduled" and cond.get("reason") == "Unschedulable":
+                return str(cond["message"])
+        return ""
+
+    message = framework.wait("Unschedulable", unschedulable, 30)
+    assert "didn't have free ports for the requested pod ports" in message
+    assert framework.get(names[-1])["status"]["state"] != "Ready"  # type: ignore[index]
+    framework.api.delete(framework.gs_path(names[0]))
+    framework.wait_state(names[-1], "Ready", 60)

@@ -228,3 +228,15 @@ def test_structural_int_or_string_any_of(schema: dict[str, Any], errors: int) ->
     from agones.localcluster.schema import structural_errors
 
     assert len(structural_errors(schema, "spec", root=False)) == errors
+
+
+def test_unschedulable_message_names_each_reason() -> None:
+    from agones.localcluster.scheduler import NodeUsage, unschedulable_message
+
+    nodes = [*NODES, not_ready("n3")]
+    existing = [pod("a", "n1", [("UDP", 7000)]), pod("b", "n2", [("UDP", 7000)])]
+    message = unschedulable_message(pod("p", ports=[("UDP", 7000)]), nodes, NodeUsage(existing))
+    assert message == (
+        "0/3 nodes are available: 2 node(s) didn't have free ports for the requested pod ports, "
+        "1 node(s) were not ready."
+    )
