@@ -145,6 +145,10 @@ class Container:
         self.started_at = ""
         self.last_terminated: dict[str, Any] | None = None
         self.terminated: dict[str, Any] | None = None
+        self.native_sidecar = spec.get("restartPolicy") == "Always"
+        """An init container with restartPolicy Always (runs beside the others, then stops)."""
+        self.stopped = False
+        """Stopped for good (the pod finished): not restarted."""
 
     def status(self) -> dict[str, Any]:
         state: dict[str, Any]
@@ -411,7 +415,7 @@ class PodRunner:
 
     async def _supervise(self, container: Container) -> None:
         restart = (self.pod.get("spec") or {}).get("restartPolicy") or "Always"
-        if container.spec.get("restartPolicy") == "Always":
+        if container.native_sidecar:
             restart = "Always"
         backoff = 1.0
         while True:
@@ -428,7 +432,8 @@ class PodRunner:
             if code < 0:
                 finished["signal"] = -code
             container.terminated = finished
-            if self.terminating:
+            if self.terminating or container.stopped:
+                await self.write_status()
                 return
             if restart == "Always" or (restart == "OnFailure" and code != 0):
                 await self.write_status()
@@ -441,9 +446,15 @@ class PodRunner:
                 await self._launch(container)
                 await self.write_status()
                 continue
-            if all(c.terminated is not None for c in self.containers):
-                failed = any(c.terminated and c.terminated["exitCode"] for c in self.containers)
+            regular = [c for c in self.containers if not c.native_sidecar]
+            if all(c.terminated is not None for c in regular):
+                # the pod is done: its phase from the regular containers, then its sidecars stop
+                failed = any(c.terminated and c.terminated["exitCode"] for c in regular)
                 self._phase = "Failed" if failed else "Succeeded"
+                for sidecar in self.containers:
+                    if sidecar.native_sidecar:
+                        sidecar.stopped = True
+                        await self._stop_container(sidecar)
             await self.write_status()
             return
 
@@ -457,7 +468,11 @@ class PodRunner:
         threshold = int(probe.get("failureThreshold") or 3)
         await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
         failures = 0
-        while not self.terminating:
+        while not self.terminating and not container.stopped:
+            if container.proc is None or container.proc.returncode is not None:
+                failures = 0  # a kubelet probes running containers only
+                await asyncio.sleep(period)
+                continue
             code = await self._http_get(port, path)
             if 200 <= code < 400:
                 failures = 0
@@ -465,7 +480,7 @@ class PodRunner:
                 failures += 1
                 if failures >= threshold and container.proc is not None:
                     log.info("liveness probe failed; restarting", pod=self.name, c=container.name)
-                    self._signal(container, signal.SIGKILL)
+                    await self._stop_container(container)
                     failures = 0
             await asyncio.sleep(period)
 
@@ -479,6 +494,18 @@ class PodRunner:
         except (OSError, TimeoutError):
             return 0
         return await http_status(reader, writer, path, 1.0)
+
+    async def _stop_container(self, container: Container) -> None:
+        """SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed probe)."""
+        proc = container.proc
+        if proc is None or proc.returncode is not None:
+            return
+        self._signal(container, signal.SIGTERM)
+        grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
+        except TimeoutError:
+            self._signal(container, signal.SIGKILL)
 
     def _signal(self, container: Container, sig: int) -> None:
         if container.proc is not None and container.proc.returncode is None:

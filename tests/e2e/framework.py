@@ -13,6 +13,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import urllib3
+
 from agones.localcluster.kubelet import SIMULATE_ANNOTATION
 from agones.localcluster.stack import ThreadedStack
 from tests.cluster import Api
@@ -126,6 +128,36 @@ class Framework:
         except AssertionError as err:
             raise AssertionError(f"{err} (last state {last[0]})") from None
         return result
+
+    def watch_for_state(
+        self, gs: dict[str, Any], state: str, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """Watch `gs` from its resourceVersion until it reaches `state` (sees states that pass
+        quickly, such as Unhealthy just before Shutdown)."""
+        name = gs["metadata"]["name"]
+        deadline = time.monotonic() + timeout
+        rv = gs["metadata"]["resourceVersion"]
+        seen: list[str] = []
+        while time.monotonic() < deadline:
+            events = self.api.watch(
+                self.gs_path(),
+                timeout=max(deadline - time.monotonic(), 1),
+                fieldSelector=f"metadata.name={name}",
+                resourceVersion=rv,
+            )
+            try:
+                for event in events:
+                    obj = event["object"]
+                    if event["type"] == "ERROR":
+                        break
+                    rv = obj["metadata"]["resourceVersion"]
+                    current = (obj.get("status") or {}).get("state", "")
+                    seen.append(current)
+                    if current == state:
+                        return dict(obj)
+            except (OSError, urllib3.exceptions.HTTPError):
+                continue  # the stream timed out or dropped: resume from the last version
+        raise AssertionError(f"{name} never reached {state}; saw {seen}")
 
     def create_ready(self, gs: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
         self.create(gs)

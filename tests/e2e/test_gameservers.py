@@ -83,9 +83,16 @@ def test_sdk_shutdown_removes_pod_and_game_server_and_frees_the_port(
 
 def test_missed_health_pings_make_the_game_server_unhealthy(framework: Framework) -> None:
     health = {"initialDelaySeconds": 1, "periodSeconds": 1, "failureThreshold": 1}
-    gs = framework.create_ready(game_server("unhealthy", simulate=False, health=health))
+    # the game takes 5 s to exit on SIGTERM, so the failed liveness probe's SIGTERM cannot finish
+    # the pod (and so Shutdown the GameServer) before the sidecar has written Unhealthy
+    gs = framework.create_ready(
+        game_server(
+            "unhealthy", simulate=False, health=health, args=["-gracefulTerminationDelaySec=5"]
+        )
+    )
     assert udp(gs["status"]["address"], host_port(gs), "UNHEALTHY") == "ACK: UNHEALTHY\n"
-    framework.wait_state("unhealthy", "Unhealthy", 30)
+    # then the liveness probe stops the game, the pod finishes and the GameServer goes away
+    framework.watch_for_state(gs, "Unhealthy", 30)
 
 
 def test_pod_deleted_behind_the_controller_makes_it_unhealthy(framework: Framework) -> None:
