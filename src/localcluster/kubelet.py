@@ -8,9 +8,11 @@ nodes it starts a `PodRunner`, which either
   (`netns.PodNetwork`) with its host ports forwarded from `<node address>:<hostPort>` and, when
   free, `127.0.0.1:<hostPort>`, and the API server's port reachable on the pod's own loopback; the
   pod's env (fieldRef `metadata.*` and `status.*IP` resolved) plus `KUBECONFIG` for the sidecar;
-  liveness probes (`httpGet`) as a kubelet runs them; a container that exits or fails its probe is
-  restarted per `restartPolicy` with `restartCount`, `lastState.terminated` and its exit code in the
-  pod status; or
+  liveness probes (`httpGet`) as a kubelet runs them (a failed one stops the container: SIGTERM,
+  then SIGKILL after the grace period); a container that exits is restarted per `restartPolicy`
+  with `restartCount`, `lastState.terminated` and its exit code in the pod status; once every
+  regular container of a pod that restarts none has finished, the pod is Succeeded (all exit 0) or
+  Failed and its native sidecars are stopped; or
 * SIMULATES the pod (`simulated.SimulatedGame`) when no container runs locally, or when the pod is
   annotated `local.agones-py.dev/simulate: "true"`.
 Without network namespaces (not root, no `unshare`) processes run in the host namespace: each
