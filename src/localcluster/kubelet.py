@@ -548,12 +548,16 @@ class Kubelet:
     """The kubelets of all simulated nodes (see the module docstring)."""
 
     def __init__(
-        self, client: RESTClient, factory: SharedInformerFactory, config: KubeletConfig
+        self,
+        client: RESTClient,
+        factory: SharedInformerFactory,
+        config: KubeletConfig,
+        sdk_client: RESTClient | None = None,
     ) -> None:
         self.client = client
         self.config = config
         self.pods = factory.for_resource(PODS)
-        self.gameservers = SharedGameServerStore(client, factory)
+        self.gameservers = SharedGameServerStore(sdk_client or client, factory)
         self.runners: dict[str, PodRunner] = {}
         self.processes: set[int] = set()
         self._tasks: set[asyncio.Task[Any]] = set()

@@ -10,8 +10,9 @@ controller as a child process (`agones controller`, so it can be killed and rest
 process it started. `ThreadedStack` runs one on its own loop in a thread for synchronous callers.
 
 `WriteCounter` counts the requests that change state at the API server (every verb except
-get/list/watch), by client (the User-Agent's product: `agones-py` is the controller, `agones-local`
-the kubelets, scheduler and simulated sidecars, `agones-sdkserver` sidecar processes, `kubectl`).
+get/list/watch), by client, the User-Agent's product: `agones-py` is the controller, `Python`
+(aiohttp's default) sidecar processes, `agones-local-kubelet`, `-scheduler` and `-sdkserver` the
+in-process kubelets, scheduler and simulated sidecars, `kubectl` kubectl.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import signal
 import sys
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,9 @@ VALIDATING = Resource(
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
 )
 SYSTEM_NAMESPACE = "agones-system"
-USER_AGENT = "agones-local/kubelet"
+USER_AGENT = "agones-local-kubelet"
+"""User-Agents of the in-process clients (the kubelets; `-scheduler`; `-sdkserver` for the
+simulated sidecars), so the write counter can tell them apart."""
 
 
 @dataclass
@@ -159,6 +162,7 @@ class LocalStack:
         self.webhooks: WebhookServer | None = None
         self.controller_proc: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[Any]] = []
+        self._clients: list[RESTClient] = []
 
     @property
     def kubeconfig(self) -> str:
@@ -171,13 +175,17 @@ class LocalStack:
         config.user_agent = USER_AGENT
         config.qps = 0
         self.client = RESTClient(config)
+        self._clients = [
+            RESTClient(replace(config, user_agent=f"agones-local-{who}"))
+            for who in ("scheduler", "sdkserver")
+        ]
         await self._install_crds()
         await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
         await self._start_webhooks()
         for name, address in self.addresses.items():
             await self._ensure(NODES, node_object(name, address))
         self.factory = SharedInformerFactory(self.client)
-        self.scheduler = Scheduler(self.client, self.factory)
+        self.scheduler = Scheduler(self._clients[0], self.factory)
         self.kubelet = Kubelet(
             self.client,
             self.factory,
@@ -190,6 +198,7 @@ class LocalStack:
                 log_dir=self.options.log_dir,
                 simulate_all=self.options.simulate_all,
             ),
+            sdk_client=self._clients[1],
         )
         self.factory.start()
         await self.factory.wait_for_cache_sync(30)
@@ -305,6 +314,8 @@ class LocalStack:
             await self.webhooks.stop()
         if self.client is not None:
             await self.client.close()
+        for client in self._clients:
+            await client.close()
         await self.api.stop()
 
     async def __aenter__(self) -> LocalStack:
