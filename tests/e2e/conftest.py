@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -20,7 +19,7 @@ from tests.e2e.framework import Framework
 
 
 @pytest.fixture(scope="session")
-def framework() -> Iterator[Framework]:
+def framework(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Framework]:
     kubeconfig = os.environ.get("KUBECONFIG")
     if kubeconfig:
         fw = Framework(kubeconfig, stack=None)
@@ -30,7 +29,7 @@ def framework() -> Iterator[Framework]:
             fw.cleanup()
         return
     low = random.randrange(20000, 29000, 1000)
-    logs = tempfile.mkdtemp(prefix="agones-e2e-")
+    logs = str(tmp_path_factory.mktemp("agones-e2e-logs"))  # controller and container logs
     threaded = ThreadedStack(
         StackOptions(
             nodes=2,
