@@ -6,7 +6,8 @@ local API server, webhooks, scheduler, kubelets and simulated game servers (each
 Every simulated game server calls Ready at once and pings health every 2 s. The script reports
 GameServers per second from the first create to the last Ready, the state-changing API requests
 per GameServer counted at the API server by client (everything but get/list/watch: creates,
-updates, patches, deletes, bindings, events), and the controller process's RSS (current and peak).
+updates, patches, deletes, bindings, events), the controller process's RSS (current and peak)
+and the peak RSS of this process (API server, webhooks, scheduler, kubelets, the N sidecars).
 
     .venv/bin/python -m bench.bench_local_gameservers --game-servers 500
 """
@@ -17,6 +18,7 @@ import argparse
 import asyncio
 import collections
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -113,6 +115,7 @@ async def run(count: int, nodes: int, timeout: float) -> dict[str, Any]:
         "writes_by_request": dict(by_request.most_common()),
         "controller_rss_mib": round(rss / 1024, 1),
         "controller_peak_rss_mib": round(hwm / 1024, 1),
+        "stack_process_peak_rss_mib": round(rss_kib(os.getpid())[1] / 1024, 1),
     }
 
 
