@@ -28,7 +28,7 @@ def framework(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Framework]:
         finally:
             fw.cleanup()
         return
-    low = random.randrange(20000, 29000, 1000)
+    low = random.randrange(20000, 30000, 1000)  # below the ephemeral range
     logs = str(tmp_path_factory.mktemp("agones-e2e-logs"))  # controller and container logs
     threaded = ThreadedStack(
         StackOptions(

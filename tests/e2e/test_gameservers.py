@@ -43,10 +43,11 @@ def test_sdk_shutdown_removes_pod_and_game_server_and_frees_the_port(
 ) -> None:
     name = "shutdown"
     gs = framework.create_ready(
-        game_server(name, args=["-automaticShutdownDelaySec=1"], simulate=True)
+        game_server(name, args=["-automaticShutdownDelaySec=1"], simulate=False)
     )
     port, address = host_port(gs), gs["status"]["address"]
     assert framework.pod(name) is not None
+    assert udp(address, port, "hello") == "ACK: hello\n"  # the port is in use
     # allocate as the allocator does: state Allocated and the last-allocated annotation
     patch = {
         "metadata": {

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.timeout(120)]
 def host_ns() -> Iterator[Framework]:
     if os.environ.get("KUBECONFIG"):
         pytest.skip("runs its own local cluster")
-    low = random.randrange(40000, 49000, 1000)
+    low = random.randrange(10000, 15000, 1000)  # below the ephemeral range
     threaded = ThreadedStack(
         StackOptions(
             nodes=1,
