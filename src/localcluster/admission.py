@@ -71,6 +71,7 @@ class WebhookAdmission:
         self.store = store
         self.timeout_cap = timeout_cap
         self._session: aiohttp.ClientSession | None = None
+        self._contexts: dict[str, ssl.SSLContext] = {}
 
     def mutating_configured(self) -> bool:
         return self.store.count(MUTATING) > 0
@@ -164,9 +165,13 @@ class WebhookAdmission:
             server_name = target.server_name
         else:
             raise ValueError("webhook has neither url nor service")
-        ctx = ssl.create_default_context()
-        if cfg.get("caBundle"):
-            ctx.load_verify_locations(cadata=base64.b64decode(cfg["caBundle"]).decode())
+        # one context per CA bundle, so connections to the webhook are pooled and reused
+        ctx = self._contexts.get(cfg.get("caBundle") or "")
+        if ctx is None:
+            ctx = ssl.create_default_context()
+            if cfg.get("caBundle"):
+                ctx.load_verify_locations(cadata=base64.b64decode(cfg["caBundle"]).decode())
+            self._contexts[cfg.get("caBundle") or ""] = ctx
         if self._session is None:
             self._session = aiohttp.ClientSession()
         sep = "&" if "?" in url else "?"

@@ -394,6 +394,9 @@ def validate_custom_resource(obj: dict[str, Any], schema: Schema) -> list[FieldE
 # --- structural schema checks (what apiextensions requires of a v1 CRD's schema) ---
 
 
+_INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
+
+
 def structural_errors(
     node: Any, path: str, root: bool = True, obj_path: str = ""
 ) -> list[FieldError]:
@@ -465,6 +468,8 @@ def structural_errors(
     if isinstance(items, dict):
         errs.extend(structural_errors(items, f"{path}.items", False, f"{obj_path}[*]"))
     for key in ("allOf", "anyOf", "oneOf"):
+        if key == "anyOf" and int_or_string and node.get(key) == _INT_OR_STRING_ANY_OF:
+            continue  # the IntOrString pattern apiextensions allows (isIntOrStringAnyOfPattern)
         for i, sub in enumerate(node.get(key) or []):
             if isinstance(sub, dict) and ("type" in sub or "default" in sub):
                 errs.append(

@@ -3,8 +3,7 @@
 The sidecar runs as a process with the local API server's kubeconfig (TLS, bearer token) and
 serves one GameServer of a GameServer CRD: Ready → RequestReady written; 100 SetLabel calls in
 100 ms → at most 2 writes; Reserve(1) → Reserved → back to RequestReady by itself; missed health
-pings → Unhealthy, which sticks; counter errors as gRPC codes. Skipped until the local API server
-is part of the tree.
+pings → Unhealthy, which sticks; counter errors as gRPC codes. Runs in the default suite.
 """
 
 from __future__ import annotations

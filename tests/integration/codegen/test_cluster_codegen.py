@@ -2,14 +2,14 @@
 validation (server-side dry run, so the cluster is not changed), and the typed clients round-trip
 an Agones manifest when the CRDs are installed.
 
-The cluster comes from the project's `kubeconfig` fixture, else `$KUBECONFIG`; without either, or
-when the server does not answer, the tests skip.
+The cluster is the shared `cluster` fixture (the local API server, or the one `$KUBECONFIG` names);
+on the local server the GameServer CRD is installed for the round trip, elsewhere it must be.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from agones.client import errors
 from agones.client.config import load_kube_config
 from agones.client.rest import Resource, RESTClient
 from agones.client.versioned import Clientset
+from tests.cluster import Cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(60)]
 
@@ -33,25 +34,8 @@ CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", names
 
 
 @pytest.fixture
-def cluster_kubeconfig(request: pytest.FixtureRequest) -> str:
-    try:
-        path = request.getfixturevalue("kubeconfig")
-    except pytest.FixtureLookupError:
-        path = None
-    path = path or os.environ.get("KUBECONFIG")
-    if not path:
-        pytest.skip("no cluster: neither a kubeconfig fixture nor $KUBECONFIG")
-    return str(path)
-
-
-@pytest.fixture
-async def rest(cluster_kubeconfig: str) -> AsyncIterator[RESTClient]:
-    client = RESTClient(load_kube_config(cluster_kubeconfig))
-    try:
-        await client.request("GET", "/version")
-    except Exception as err:
-        await client.close()
-        pytest.skip(f"cluster not reachable: {err}")
+async def rest(cluster: Cluster) -> AsyncIterator[RESTClient]:
+    client = RESTClient(load_kube_config(cluster.kubeconfig))
     yield client
     await client.close()
 
@@ -70,11 +54,28 @@ async def test_apiserver_accepts_generated_crd(rest: RESTClient, path: Path) -> 
     await rest.request("PUT", CRDS.path(None, name), params=params, body=crd)
 
 
-async def test_typed_client_round_trips_an_agones_manifest(rest: RESTClient) -> None:
+async def install_crd(rest: RESTClient, crd: dict[str, Any]) -> None:
+    await rest.request("POST", CRDS.path(), body=crd)
+    for _ in range(200):
+        status = (await rest.get(CRDS, crd["metadata"]["name"])).get("status") or {}
+        if any(
+            c["type"] == "Established" and c["status"] == "True"
+            for c in status.get("conditions") or []
+        ):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the CRD was not established")
+
+
+async def test_typed_client_round_trips_an_agones_manifest(
+    rest: RESTClient, cluster: Cluster
+) -> None:
     try:
         await rest.get(CRDS, "gameservers.agones.dev")
     except errors.NotFoundError:
-        pytest.skip("the GameServer CRD is not installed on this cluster")
+        if not cluster.local:
+            pytest.skip("the GameServer CRD is not installed on this cluster")
+        await install_crd(rest, yaml.safe_load((ROOT / "crds" / "gameserver.yaml").read_text()))
     fixture = json.loads((ORACLE / "gameserver-examples-gameserver.json").read_text())
     gs = msgspec.convert(fixture["input"], GameServer)
     clientset = Clientset(rest)

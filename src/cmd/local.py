@@ -1,0 +1,193 @@
+"""`agones local up`: the whole local cluster in the foreground (`localcluster.stack.LocalStack`).
+
+Starts the API server, CRDs, webhooks, simulated nodes and the controller; writes the kubeconfig
+(default `.agones-local/kubeconfig`) and prints how to use it; `--apply FILE` (repeatable) applies
+manifests once everything is up and then reports each GameServer's state as it changes. SIGINT or
+SIGTERM stops everything (exit 0); every process started is gone when it returns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..client.errors import ApiError
+from ..client.rest import Resource, RESTClient
+from ..client.versioned.resources import GAME_SERVERS
+from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ..logging import configure_logging
+
+KINDS = {
+    ("agones.dev/v1", "GameServer"): GAME_SERVERS,
+    ("agones.dev/v1", "GameServerSet"): Resource("agones.dev", "v1", "gameserversets"),
+    ("agones.dev/v1", "Fleet"): Resource("agones.dev", "v1", "fleets"),
+    ("autoscaling.agones.dev/v1", "FleetAutoscaler"): Resource(
+        "autoscaling.agones.dev", "v1", "fleetautoscalers"
+    ),
+    ("v1", "Namespace"): Resource("", "v1", "namespaces", namespaced=False),
+    ("v1", "ConfigMap"): Resource("", "v1", "configmaps"),
+    ("v1", "Pod"): Resource("", "v1", "pods"),
+}
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "local", help="run the whole cluster on this machine (API server, controller, nodes)"
+    )
+    sub = parser.add_subparsers(dest="local_command", metavar="COMMAND")
+    up = sub.add_parser("up", help="start the local cluster in the foreground")
+    up.add_argument("--state-dir", default=".agones-local", help="kubeconfig and logs go here")
+    up.add_argument("--kubeconfig", default="", help="kubeconfig path (default: STATE_DIR/)")
+    up.add_argument("--port", type=int, default=0, help="API server port on 127.0.0.1")
+    up.add_argument("--nodes", type=int, default=1, help="number of simulated nodes")
+    up.add_argument("--first-node-address", default="127.0.0.2", help="loopback address")
+    up.add_argument("--min-port", type=int, default=7000, help="lowest GameServer host port")
+    up.add_argument("--max-port", type=int, default=8000, help="highest GameServer host port")
+    up.add_argument("--feature-gates", default="", help="feature gates, e.g. PlayerTracking=true")
+    up.add_argument("--simulate-all", action="store_true", help="simulate every pod")
+    up.add_argument(
+        "--apply", action="append", default=[], metavar="FILE", help="apply once up (repeatable)"
+    )
+    up.add_argument("--log-level", default="Warn", help="log level of this process")
+    up.set_defaults(func=run_up)
+
+    def usage(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(func=usage)
+
+
+def manifests(path: str) -> list[dict[str, Any]]:
+    """The objects of a YAML file (`ValueError` on a bad one)."""
+    docs = [d for d in yaml.safe_load_all(Path(path).read_text()) if d]
+    for doc in docs:
+        if not isinstance(doc, dict) or "kind" not in doc or "apiVersion" not in doc:
+            raise ValueError(f"{path}: every document needs apiVersion and kind")
+    return docs
+
+
+async def apply(client: RESTClient, obj: dict[str, Any]) -> str:
+    """Create or replace one object; a line for the user."""
+    res = KINDS.get((obj["apiVersion"], obj["kind"]))
+    if res is None:
+        return f"skipped {obj['kind']}: not supported by --apply (use kubectl apply)"
+    md = obj.setdefault("metadata", {})
+    ns = md.get("namespace", "default") if res.namespaced else None
+    kind = obj["kind"].lower()
+    try:
+        created = await client.create(res, obj, namespace=ns)
+        return f"{kind}.{res.group or 'core'}/{created['metadata']['name']} created"
+    except ApiError as err:
+        if err.status_code != 409 or not md.get("name"):
+            return f"error: {kind} {md.get('name') or md.get('generateName', '')}: {err.message}"
+    current = await client.get(res, md["name"], ns)
+    md["resourceVersion"] = current["metadata"]["resourceVersion"]
+    try:
+        await client.update(res, obj, namespace=ns)
+        return f"{kind}.{res.group or 'core'}/{md['name']} configured"
+    except ApiError as err:
+        return f"error: {kind} {md['name']}: {err.message}"
+
+
+def describe(gs: dict[str, Any]) -> str:
+    status = gs.get("status") or {}
+    md = gs["metadata"]
+    ports = ", ".join(
+        f"{p.get('name')}={p.get('port')}" for p in status.get("ports") or [] if p.get("port")
+    )
+    where = f" {status.get('address')}" if status.get("address") else ""
+    return f"gameserver {md['namespace']}/{md['name']}: {status.get('state', '')}{where} {ports}"
+
+
+def run_up(args: argparse.Namespace) -> int:
+    from ..localcluster.stack import LocalStack, StackOptions
+
+    configure_logging(args.log_level.lower())
+    state = Path(args.state_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    kubeconfig = args.kubeconfig or str(state / "kubeconfig")
+    try:
+        docs = [d for f in args.apply for d in manifests(f)]
+    except (OSError, ValueError, yaml.YAMLError) as err:
+        print(f"error: {err}")
+        return 2
+    options = StackOptions(
+        nodes=args.nodes,
+        first_node_address=args.first_node_address,
+        api_port=args.port,
+        kubeconfig=str(Path(kubeconfig).resolve()),
+        min_port=args.min_port,
+        max_port=args.max_port,
+        gates=args.feature_gates,
+        log_dir=str((state / "logs").resolve()),
+        simulate_all=args.simulate_all,
+    )
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            stack = LocalStack(options)
+        except ValueError as err:
+            print(f"error: {err}")
+            return 2
+        try:
+            await stack.start()
+            print(f"local cluster up: API server {stack.api.url}", flush=True)
+            print(f"  kubeconfig: {stack.kubeconfig}")
+            print(f"  nodes: {', '.join(f'{n} ({a})' for n, a in stack.addresses.items())}")
+            print(f"  logs: {options.log_dir}")
+            print(f"  try: kubectl --kubeconfig {stack.kubeconfig} get gs")
+            print("  Ctrl-C stops everything", flush=True)
+            assert stack.client is not None
+            await watch_game_servers(stack.client, stop, docs)
+        finally:
+            print("stopping the local cluster", flush=True)
+            await stack.stop()
+        return 0
+
+    return asyncio.run(main())
+
+
+async def watch_game_servers(
+    client: RESTClient, stop: asyncio.Event, docs: list[dict[str, Any]]
+) -> None:
+    """Apply `docs`, then print GameServer state changes until `stop` is set."""
+    factory = SharedInformerFactory(client)
+    seen: dict[str, str] = {}
+
+    def report(gs: Any) -> None:
+        line = describe(gs)
+        key = f"{gs['metadata']['namespace']}/{gs['metadata']['name']}"
+        if seen.get(key) != line:
+            seen[key] = line
+            print(line, flush=True)
+
+    def gone(gs: Any) -> None:
+        obj = getattr(gs, "obj", gs)
+        key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+        seen.pop(key, None)
+        print(f"gameserver {key}: deleted", flush=True)
+
+    factory.for_resource(GAME_SERVERS).informer().add_event_handler(
+        ResourceEventHandlerFuncs(
+            add_func=report, update_func=lambda _o, n: report(n), delete_func=gone
+        )
+    )
+    factory.start()
+    try:
+        for doc in docs:
+            print(await apply(client, doc), flush=True)
+        await stop.wait()
+    finally:
+        with contextlib.suppress(Exception):
+            await factory.shutdown()

@@ -1,0 +1,634 @@
+"""Kubelets of the simulated nodes: run the pods bound to them and report their status.
+
+One `Kubelet` serves every simulated node from one pod informer. For each pod bound to one of its
+nodes it starts a `PodRunner`, which either
+* runs the containers as LOCAL PROCESSES, when a container has a `command` or its image maps to a
+  local program (`IMAGE_PROGRAMS`: Agones' simple-game-server image → `examples/simple-game-server`,
+  the Agones SDK image → `agones sdkserver`), each pod in its own network namespace
+  (`netns.PodNetwork`) with its host ports forwarded from `<node address>:<hostPort>` and, when
+  free, `127.0.0.1:<hostPort>`, and the API server's port reachable on the pod's own loopback; the
+  pod's env (fieldRef `metadata.*` and `status.*IP` resolved) plus `KUBECONFIG` for the sidecar;
+  liveness probes (`httpGet`) as a kubelet runs them (a failed one stops the container: SIGTERM,
+  then SIGKILL after the grace period); a container that exits is restarted per `restartPolicy`
+  with `restartCount`, `lastState.terminated` and its exit code in the pod status; once every
+  regular container of a pod that restarts none has finished, the pod is Succeeded (all exit 0) or
+  Failed and its native sidecars are stopped; or
+* SIMULATES the pod (`simulated.SimulatedGame`) when no container runs locally, or when the pod is
+  annotated `local.agones-py.dev/simulate: "true"`.
+Without network namespaces (not root, no `unshare`) processes run in the host namespace: each
+container's first port is passed as `PORT=<hostPort>` and the sidecar gets free ports through
+`--grpc-port`/`--http-port`/`HEALTH_PORT` (and the game `AGONES_SDK_*_PORT`), which suits programs
+that read them (simple-game-server does) and nothing else.
+
+A pod deleted gracefully (deletionTimestamp set) gets SIGTERM, `terminationGracePeriodSeconds`,
+then SIGKILL (to the process group); the kubelet then deletes it with grace period 0. Pod IP and host
+IP are the node's address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from ..client.errors import ApiError
+from ..client.rest import RESTClient
+from ..client.versioned.resources import PODS
+from ..featuregates import FeatureGates
+from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
+from .netns import PodNetwork, die_with_parent, netns_supported
+from .simulated import SharedGameServerStore, SimulatedGame, game_options
+
+log = structlog.get_logger("agones.localcluster.kubelet")
+
+SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SIDECAR_NAME = "agones-gameserver-sidecar"
+
+IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str]]] = [
+    (
+        re.compile(r"(^|/)simple-game-server(:|@|$)"),
+        [sys.executable, str(REPO_ROOT / "examples" / "simple-game-server")],
+    ),
+    (re.compile(r"(^|/)agones-sdk(:|@|$)"), [sys.executable, "-m", "agones", "sdkserver"]),
+]
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def program_for(container: dict[str, Any]) -> list[str] | None:
+    """The argv that runs this container locally (command + args), or None (simulate)."""
+    args = [str(a) for a in container.get("args") or []]
+    if container.get("command"):
+        return [str(c) for c in container["command"]] + args
+    image = str(container.get("image") or "")
+    for pattern, argv in IMAGE_PROGRAMS:
+        if pattern.search(image):
+            return [*argv, *args]
+    return None
+
+
+def resolve_env(container: dict[str, Any], pod: dict[str, Any], node_ip: str) -> dict[str, str]:
+    """The container's env with `valueFrom.fieldRef` resolved as the kubelet does."""
+    md = pod.get("metadata") or {}
+    fields = {
+        "metadata.name": md.get("name", ""),
+        "metadata.namespace": md.get("namespace", ""),
+        "metadata.uid": md.get("uid", ""),
+        "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
+        "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
+        "status.hostIP": node_ip,
+        "status.podIP": node_ip,
+    }
+    env: dict[str, str] = {}
+    for item in container.get("env") or []:
+        name = item.get("name")
+        if not name:
+            continue
+        if "value" in item:
+            env[name] = str(item["value"])
+            continue
+        ref = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath", "")
+        m = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", ref)
+        if m:
+            env[name] = str((md.get(m.group(1)) or {}).get(m.group(2), ""))
+        elif ref in fields:
+            env[name] = str(fields[ref])
+    return env
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class KubeletConfig:
+    kubeconfig: str
+    """Kubeconfig the sidecar processes use (its server must be http(s)://127.0.0.1:<port>)."""
+    api_port: int
+    """The API server's port on 127.0.0.1 (made reachable inside each pod's namespace)."""
+    node_addresses: dict[str, str] = field(default_factory=dict)
+    """Node name → its 127.0.0.x address."""
+    gates: FeatureGates = field(default_factory=FeatureGates)
+    use_netns: bool | None = None
+    """None: when supported."""
+    log_dir: str | None = None
+    """Where container output goes (`<namespace>_<pod>_<container>.log`); None: discarded."""
+    simulate_all: bool = False
+    """Simulate every pod (benchmarks)."""
+
+
+class Container:
+    """One container run as a local process."""
+
+    def __init__(self, spec: dict[str, Any], argv: list[str], env: dict[str, str]) -> None:
+        self.spec = spec
+        self.name: str = spec["name"]
+        self.argv = argv
+        self.env = env
+        self.proc: asyncio.subprocess.Process | None = None
+        self.restart_count = 0
+        self.started_at = ""
+        self.last_terminated: dict[str, Any] | None = None
+        self.terminated: dict[str, Any] | None = None
+        self.native_sidecar = spec.get("restartPolicy") == "Always"
+        """An init container with restartPolicy Always (runs beside the others, then stops)."""
+        self.stopped = False
+        """Stopped for good (the pod finished): not restarted."""
+
+    def status(self) -> dict[str, Any]:
+        state: dict[str, Any]
+        if self.terminated is not None:
+            state = {"terminated": self.terminated}
+        elif self.proc is not None:
+            state = {"running": {"startedAt": self.started_at}}
+        else:
+            state = {"waiting": {"reason": "ContainerCreating"}}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "image": self.spec.get("image", ""),
+            "imageID": "",
+            "ready": self.proc is not None and self.terminated is None,
+            "started": self.proc is not None and self.terminated is None,
+            "restartCount": self.restart_count,
+            "state": state,
+        }
+        if self.last_terminated is not None:
+            out["lastState"] = {"terminated": self.last_terminated}
+        return out
+
+
+class PodRunner:
+    """Runs one pod until it is deleted."""
+
+    def __init__(self, kubelet: Kubelet, pod: dict[str, Any], node_ip: str) -> None:
+        self.kubelet = kubelet
+        self.pod = pod
+        md = pod["metadata"]
+        self.namespace: str = md["namespace"]
+        self.name: str = md["name"]
+        self.uid: str = md.get("uid", "")
+        self.node_ip = node_ip
+        self.containers: list[Container] = []
+        self.sim: SimulatedGame | None = None
+        self.net: PodNetwork | None = None
+        self.terminating = False
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._status_lock = asyncio.Lock()
+        self._phase = "Pending"
+
+    # -- status ---------------------------------------------------------------------------------
+
+    async def write_status(self) -> None:
+        async with self._status_lock:
+            spec = self.pod.get("spec") or {}
+            init_names = {c["name"] for c in spec.get("initContainers") or []}
+            statuses = [c.status() for c in self.containers if c.name not in init_names]
+            init_statuses = [c.status() for c in self.containers if c.name in init_names]
+            if self.sim is not None:
+                stamp = {"running": {"startedAt": now()}}
+
+                def simulated(c: dict[str, Any]) -> dict[str, Any]:
+                    return {
+                        "name": c["name"],
+                        "image": c.get("image", ""),
+                        "imageID": "",
+                        "ready": True,
+                        "started": True,
+                        "restartCount": 0,
+                        "state": stamp,
+                    }
+
+                statuses = [simulated(c) for c in spec.get("containers") or []]
+                init_statuses = [simulated(c) for c in spec.get("initContainers") or []]
+            ready = all(s["ready"] for s in statuses) and self._phase == "Running"
+            t = now()
+            conditions = [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": t},
+                {"type": "Initialized", "status": "True", "lastTransitionTime": t},
+                {"type": "ContainersReady", "status": str(ready), "lastTransitionTime": t},
+                {"type": "Ready", "status": str(ready), "lastTransitionTime": t},
+            ]
+            status: dict[str, Any] = {
+                "phase": self._phase,
+                "hostIP": self.node_ip,
+                "hostIPs": [{"ip": self.node_ip}],
+                "podIP": self.node_ip,
+                "podIPs": [{"ip": self.node_ip}],
+                "startTime": t,
+                "conditions": conditions,
+                "containerStatuses": statuses,
+            }
+            if init_statuses:
+                status["initContainerStatuses"] = init_statuses
+            try:
+                await self.kubelet.client.patch(
+                    PODS,
+                    self.name,
+                    {"status": status},
+                    namespace=self.namespace,
+                    subresource="status",
+                )
+            except ApiError as err:
+                if err.status_code != 404:
+                    log.warning("pod status update failed", pod=self.name, error=str(err))
+
+    # -- start ----------------------------------------------------------------------------------
+
+    def _should_simulate(self) -> bool:
+        if self.kubelet.config.simulate_all:
+            return True
+        annotations = self.pod["metadata"].get("annotations") or {}
+        if annotations.get(SIMULATE_ANNOTATION) == "true":
+            return True
+        spec = self.pod.get("spec") or {}
+        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        return all(program_for(c) is None for c in every if c.get("name") != SIDECAR_NAME)
+
+    async def start(self) -> None:
+        try:
+            if self._should_simulate():
+                await self._start_simulated()
+            else:
+                await self._start_processes()
+        except Exception as err:
+            log.exception("pod failed to start", pod=f"{self.namespace}/{self.name}")
+            self._phase = "Failed"
+            for c in self.containers:
+                c.terminated = c.terminated or {
+                    "exitCode": 128,
+                    "reason": "StartError",
+                    "message": str(err),
+                    "finishedAt": now(),
+                }
+            await self.write_status()
+
+    async def _start_simulated(self) -> None:
+        spec = self.pod.get("spec") or {}
+        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        sidecar = next((c for c in every if c.get("name") == SIDECAR_NAME), None)
+        game: dict[str, Any] = next(
+            (c for c in spec.get("containers") or [] if c.get("name") != SIDECAR_NAME), {}
+        )
+        gs_name = self.pod["metadata"].get("labels", {}).get("agones.dev/gameserver", "")
+        if sidecar is not None and gs_name:
+            env = resolve_env(sidecar, self.pod, self.node_ip)
+            gs_name = env.get("GAMESERVER_NAME", gs_name)
+            self.sim = SimulatedGame(
+                self.kubelet.gameservers,
+                self.namespace,
+                gs_name,
+                game_options(game),
+                self.kubelet.config.gates,
+            )
+        self._phase = "Running"
+        await self.write_status()
+        if self.sim is not None:
+            await self.sim.start()
+
+    async def _start_processes(self) -> None:
+        cfg = self.kubelet.config
+        spec = self.pod.get("spec") or {}
+        init = list(spec.get("initContainers") or [])
+        ordered = [
+            *[c for c in init if c.get("restartPolicy") == "Always"],
+            *(spec.get("containers") or []),
+        ]
+        use_netns = cfg.use_netns if cfg.use_netns is not None else netns_supported()
+        remap: dict[str, str] = {}
+        if use_netns:
+            self.net = await PodNetwork.create()
+            await self.net.expose_host_port(cfg.api_port, ("127.0.0.1", cfg.api_port))
+        else:
+            sidecar = {
+                "GRPC": free_port(),
+                "HTTP": free_port(),
+                "HEALTH": free_port(),
+            }
+            remap = {
+                "AGONES_SDK_GRPC_PORT": str(sidecar["GRPC"]),
+                "AGONES_SDK_HTTP_PORT": str(sidecar["HTTP"]),
+            }
+            self._health_port = sidecar["HEALTH"]
+        for c in ordered:
+            argv = program_for(c)
+            env = resolve_env(c, self.pod, self.node_ip)
+            if c.get("name") == SIDECAR_NAME:
+                env["KUBECONFIG"] = cfg.kubeconfig
+                if argv is None:
+                    argv = [sys.executable, "-m", "agones", "sdkserver", *c.get("args", [])]
+                if not use_netns:
+                    argv = [a for a in argv if not a.startswith(("--grpc-port", "--http-port"))]
+                    argv += [f"--grpc-port={remap['AGONES_SDK_GRPC_PORT']}"]
+                    argv += [f"--http-port={remap['AGONES_SDK_HTTP_PORT']}"]
+                    env["HEALTH_PORT"] = str(self._health_port)
+            elif not use_netns:
+                env.update({k: v for k, v in remap.items() if k in env})
+                ports = [p for p in c.get("ports") or [] if p.get("hostPort")]
+                if ports:
+                    env["PORT"] = str(ports[0]["hostPort"])
+            if argv is None:
+                argv = [sys.executable, "-c", "import signal; signal.pause()"]
+            self.containers.append(Container(c, argv, env))
+        if self.net is not None:
+            for c in ordered:
+                for p in c.get("ports") or []:
+                    if not p.get("hostPort"):
+                        continue
+                    await self._forward(
+                        int(p["hostPort"]),
+                        int(p.get("containerPort") or p["hostPort"]),
+                        p.get("protocol") or "TCP",
+                    )
+        for container in self.containers:
+            await self._launch(container)
+        self._phase = "Running"
+        await self.write_status()
+        for container in self.containers:
+            self._tasks.append(asyncio.create_task(self._supervise(container)))
+            probe = container.spec.get("livenessProbe") or {}
+            if (probe.get("httpGet") or {}).get("port"):
+                self._tasks.append(asyncio.create_task(self._probe(container, probe)))
+
+    async def _forward(self, host_port: int, container_port: int, protocol: str) -> None:
+        assert self.net is not None
+        await self.net.forward_host_port(self.node_ip, host_port, container_port, protocol)
+        if self.node_ip != "127.0.0.1":
+            try:
+                await self.net.forward_host_port("127.0.0.1", host_port, container_port, protocol)
+            except OSError:
+                log.info(
+                    "127.0.0.1 host port already taken by another node's pod",
+                    pod=self.name,
+                    port=host_port,
+                )
+
+    async def _launch(self, container: Container) -> None:
+        argv = container.argv
+        if self.net is not None:
+            argv = [*self.net.exec_prefix(), *argv]
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/root"),
+            "PYTHONUNBUFFERED": "1",
+            "HOSTNAME": self.name,
+            **container.env,
+        }
+        out: Any = asyncio.subprocess.DEVNULL
+        log_dir = self.kubelet.config.log_dir
+        if log_dir:
+            Path(log_dir).mkdir(parents=True, exist_ok=True)
+            out = open(  # noqa: SIM115 - handed to the child, closed right after
+                Path(log_dir) / f"{self.namespace}_{self.name}_{container.name}.log", "ab"
+            )
+        try:
+            container.proc = await asyncio.create_subprocess_exec(
+                *argv,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+                cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
+            )
+        finally:
+            if out is not asyncio.subprocess.DEVNULL:
+                out.close()
+        container.started_at = now()
+        container.terminated = None
+        self.kubelet.processes.add(container.proc.pid)
+
+    async def _supervise(self, container: Container) -> None:
+        restart = (self.pod.get("spec") or {}).get("restartPolicy") or "Always"
+        if container.native_sidecar:
+            restart = "Always"
+        backoff = 1.0
+        while True:
+            proc = container.proc
+            assert proc is not None
+            code = await proc.wait()
+            self.kubelet.processes.discard(proc.pid)
+            finished = {
+                "exitCode": code if code >= 0 else 128 - code,
+                "reason": "Completed" if code == 0 else "Error",
+                "startedAt": container.started_at,
+                "finishedAt": now(),
+            }
+            if code < 0:
+                finished["signal"] = -code
+            container.terminated = finished
+            if self.terminating or container.stopped:
+                await self.write_status()
+                return
+            if restart == "Always" or (restart == "OnFailure" and code != 0):
+                await self.write_status()
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 10)
+                if self.terminating:
+                    return
+                container.last_terminated = finished
+                container.restart_count += 1
+                await self._launch(container)
+                await self.write_status()
+                continue
+            regular = [c for c in self.containers if not c.native_sidecar]
+            if all(c.terminated is not None for c in regular):
+                # the pod is done: its phase from the regular containers, then its sidecars stop
+                failed = any(c.terminated and c.terminated["exitCode"] for c in regular)
+                self._phase = "Failed" if failed else "Succeeded"
+                for sidecar in self.containers:
+                    if sidecar.native_sidecar:
+                        sidecar.stopped = True
+                        await self._stop_container(sidecar)
+            await self.write_status()
+            return
+
+    async def _probe(self, container: Container, probe: dict[str, Any]) -> None:
+        http = probe.get("httpGet") or {}
+        port = int(http.get("port") or 0)
+        path = str(http.get("path") or "/")
+        if self.net is None and port == 8080:
+            port = self._health_port
+        period = float(probe.get("periodSeconds") or 10)
+        threshold = int(probe.get("failureThreshold") or 3)
+        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
+        failures = 0
+        while not self.terminating and not container.stopped:
+            if container.proc is None or container.proc.returncode is not None:
+                failures = 0  # a kubelet probes running containers only
+                await asyncio.sleep(period)
+                continue
+            code = await self._http_get(port, path)
+            if 200 <= code < 400:
+                failures = 0
+            else:
+                failures += 1
+                if failures >= threshold and container.proc is not None:
+                    log.info("liveness probe failed; restarting", pod=self.name, c=container.name)
+                    await self._stop_container(container)
+                    failures = 0
+            await asyncio.sleep(period)
+
+    async def _http_get(self, port: int, path: str) -> int:
+        if self.net is not None:
+            return await self.net.http_get(port, path)
+        from .netns import http_status
+
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1)
+        except (OSError, TimeoutError):
+            return 0
+        return await http_status(reader, writer, path, 1.0)
+
+    async def _stop_container(self, container: Container) -> None:
+        """SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed probe)."""
+        proc = container.proc
+        if proc is None or proc.returncode is not None:
+            return
+        self._signal(container, signal.SIGTERM)
+        grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
+        except TimeoutError:
+            self._signal(container, signal.SIGKILL)
+
+    def _signal(self, container: Container, sig: int) -> None:
+        if container.proc is not None and container.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(container.proc.pid, sig)
+
+    # -- stop -----------------------------------------------------------------------------------
+
+    async def terminate(self, grace: float) -> None:
+        """SIGTERM, wait up to `grace` seconds, SIGKILL; release everything."""
+        self.terminating = True
+        if self.sim is not None:
+            await self.sim.stop()
+        running = [c for c in self.containers if c.proc is not None and c.proc.returncode is None]
+        for c in running:
+            self._signal(c, signal.SIGTERM)
+        if running:
+            waits = [c.proc.wait() for c in running if c.proc is not None]
+            _done, pending = await asyncio.wait(
+                [asyncio.ensure_future(w) for w in waits], timeout=max(grace, 0.1)
+            )
+            for c in running:
+                self._signal(c, signal.SIGKILL)
+            if pending:
+                await asyncio.wait(pending, timeout=5)
+        for c in self.containers:
+            if c.proc is not None:
+                self.kubelet.processes.discard(c.proc.pid)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.net is not None:
+            await self.net.close()
+            self.net = None
+
+
+class Kubelet:
+    """The kubelets of all simulated nodes (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: RESTClient,
+        factory: SharedInformerFactory,
+        config: KubeletConfig,
+        sdk_client: RESTClient | None = None,
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.pods = factory.for_resource(PODS)
+        self.gameservers = SharedGameServerStore(sdk_client or client, factory)
+        self.runners: dict[str, PodRunner] = {}
+        self.processes: set[int] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._finishing: set[str] = set()
+        self.pods.informer().add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=self._on_pod,
+                update_func=lambda _o, n: self._on_pod(n),
+                delete_func=self._on_delete,
+            )
+        )
+
+    def _spawn(self, coro: Any, done: Callable[[], None] | None = None) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _on_pod(self, pod: Any) -> None:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node not in self.config.node_addresses:
+            return
+        uid = pod["metadata"].get("uid", "")
+        runner = self.runners.get(uid)
+        if pod["metadata"].get("deletionTimestamp"):
+            if uid not in self._finishing:
+                self._finishing.add(uid)
+                self._spawn(self._finish(pod, runner))
+            return
+        if runner is None:
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return
+            runner = PodRunner(self, pod, self.config.node_addresses[node])
+            self.runners[uid] = runner
+            self._spawn(runner.start())
+
+    def _on_delete(self, obj: Any) -> None:
+        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        runner = self.runners.pop(uid, None)
+        if runner is not None and not runner.terminating:
+            self._spawn(runner.terminate(0))
+
+    async def _finish(self, pod: dict[str, Any], runner: PodRunner | None) -> None:
+        md = pod["metadata"]
+        grace = md.get("deletionGracePeriodSeconds")
+        if grace is None:
+            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        if runner is not None:
+            await runner.terminate(float(grace))
+        try:
+            await self.client.delete(
+                PODS,
+                md["name"],
+                md["namespace"],
+                grace_period_seconds=0,
+                preconditions={"uid": md.get("uid", "")},
+            )
+        except ApiError as err:
+            if err.status_code not in (404, 409):
+                log.warning("final pod delete failed", pod=md["name"], error=str(err))
+        self.runners.pop(md.get("uid", ""), None)
+        self._finishing.discard(md.get("uid", ""))
+
+    async def stop(self) -> None:
+        """Stop every pod's processes (SIGTERM then SIGKILL after 5 s); leave the API alone."""
+        runners = list(self.runners.values())
+        self.runners.clear()
+        await asyncio.gather(*(r.terminate(5) for r in runners), return_exceptions=True)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for pid in list(self.processes):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,349 @@
+"""The whole local cluster in one object: what `agones local up` runs and e2e tests start.
+
+`LocalStack(StackOptions(...))`: `start()` brings up, in order, the local API server (graceful pod
+deletion on), the CRDs from `crds/` (waiting until they are served), the namespace `agones-system`,
+the admission webhooks in-process over HTTPS with a generated certificate (the Service
+`agones-controller-service` points at them; the Mutating/ValidatingWebhookConfigurations carry the
+certificate as their CA bundle), the simulated nodes with their scheduler and kubelets, and the
+controller as a child process (`agones controller`, so it can be killed and restarted:
+`stop_controller(kill=True)` / `start_controller()`). `stop()` undoes all of it, killing every
+process it started. `ThreadedStack` runs one on its own loop in a thread for synchronous callers.
+
+`WriteCounter` counts the requests that change state at the API server (every verb except
+get/list/watch), by client, the User-Agent's product: `agones-py` is the controller, `Python`
+(aiohttp's default) sidecar processes, `agones-local-kubelet`, `-scheduler` and `-sdkserver` the
+in-process kubelets, scheduler and simulated sidecars, `kubectl` kubectl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import signal
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import structlog
+import yaml
+from aiohttp import web
+
+from ..client.config import load_config
+from ..client.errors import ApiError
+from ..client.rest import Resource, RESTClient
+from ..client.versioned.resources import NODES
+from ..extensions.certs import self_signed, server_ssl_context
+from ..extensions.configurations import SERVICE_NAME, webhook_configurations
+from ..extensions.server import WebhookServer
+from ..featuregates import FeatureGates
+from ..informers import SharedInformerFactory
+from .kubelet import Kubelet, KubeletConfig
+from .netns import die_with_parent
+from .scheduler import Scheduler, node_object
+from .server import LocalAPIServer, ServerOptions
+from .services import ADDRESS_ANNOTATION
+
+log = structlog.get_logger("agones.localcluster.stack")
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
+NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
+SERVICES = Resource("", "v1", "services")
+MUTATING = Resource(
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", namespaced=False
+)
+VALIDATING = Resource(
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
+)
+SYSTEM_NAMESPACE = "agones-system"
+USER_AGENT = "agones-local-kubelet"
+"""User-Agents of the in-process clients (the kubelets; `-scheduler`; `-sdkserver` for the
+simulated sidecars), so the write counter can tell them apart."""
+
+
+@dataclass
+class StackOptions:
+    nodes: int = 1
+    """How many simulated nodes."""
+    first_node_address: str = "127.0.0.2"
+    """Node i gets this address + i (all must be loopback 127.x.y.z)."""
+    api_port: int = 0
+    """Port of the API server on 127.0.0.1 (0: a free one)."""
+    kubeconfig: str | None = None
+    """Where to write the kubeconfig (None: a temporary file)."""
+    min_port: int = 7000
+    max_port: int = 8000
+    """The controller's default port range."""
+    gates: str = ""
+    """Feature gates for the controller, webhooks and sidecars."""
+    log_dir: str | None = None
+    """Where the controller's and containers' logs go (None: discarded)."""
+    controller_args: list[str] = field(default_factory=list)
+    """Extra `agones controller` flags."""
+    simulate_all: bool = False
+    """Simulate every pod (no local processes)."""
+    use_netns: bool | None = None
+    """Per-pod network namespaces (None: when supported)."""
+    controller: bool = True
+    """Start the controller child process."""
+
+
+def node_addresses(count: int, first: str) -> dict[str, str]:
+    base = ipaddress.IPv4Address(first)
+    out = {}
+    for i in range(count):
+        addr = base + i
+        if not addr.is_loopback:
+            raise ValueError(f"node address {addr} is not a loopback address")
+        out[f"agones-local-node-{i + 1}"] = str(addr)
+    return out
+
+
+def _client_of(user_agent: str) -> str:
+    return user_agent.split(" ")[0].split("/")[0] or "unknown"
+
+
+class WriteCounter:
+    """Counts state-changing API requests by (client, verb, resource)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, str, str]] = Counter()
+
+    def install(self, server: LocalAPIServer) -> None:
+        inner = server.handler.handle
+
+        async def counting(request: web.Request, target: Any) -> web.StreamResponse:
+            if request.method not in ("GET", "HEAD", "OPTIONS"):
+                ua = request.headers.get("User-Agent", "")
+                parts = [p for p in request.path.split("/") if p]
+                if "namespaces" in parts and len(parts) > parts.index("namespaces") + 2:
+                    parts = parts[parts.index("namespaces") + 2 :]
+                else:
+                    parts = parts[2:] if parts and parts[0] == "api" else parts[3:]
+                resource = parts[0] if parts else ""
+                if len(parts) > 2:
+                    resource += "/" + parts[2]
+                self.counts[(_client_of(ua), request.method, resource)] += 1
+            return await inner(request, target)
+
+        server.handler.handle = counting  # type: ignore[method-assign]
+
+    def total(self, client: str | None = None, resource: str | None = None) -> int:
+        return sum(
+            n
+            for (c, _, r), n in self.counts.items()
+            if (client is None or c == client) and (resource is None or r.startswith(resource))
+        )
+
+
+class LocalStack:
+    def __init__(self, options: StackOptions | None = None) -> None:
+        self.options = options or StackOptions()
+        self.gates = FeatureGates.parse(self.options.gates)
+        self.addresses = node_addresses(self.options.nodes, self.options.first_node_address)
+        self.api = LocalAPIServer(
+            ServerOptions(
+                port=self.options.api_port,
+                kubeconfig=self.options.kubeconfig,
+                graceful_pod_deletion=True,
+                bookmark_interval=5.0,
+            )
+        )
+        self.writes = WriteCounter()
+        self.client: RESTClient | None = None
+        self.factory: SharedInformerFactory | None = None
+        self.kubelet: Kubelet | None = None
+        self.scheduler: Scheduler | None = None
+        self.webhooks: WebhookServer | None = None
+        self.controller_proc: asyncio.subprocess.Process | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._clients: list[RESTClient] = []
+
+    @property
+    def kubeconfig(self) -> str:
+        return self.api.kubeconfig
+
+    async def start(self) -> None:
+        await self.api.start()
+        self.writes.install(self.api)
+        config = load_config(self.api.kubeconfig)
+        config.user_agent = USER_AGENT
+        config.qps = 0
+        self.client = RESTClient(config)
+        self._clients = [
+            RESTClient(replace(config, user_agent=f"agones-local-{who}"))
+            for who in ("scheduler", "sdkserver")
+        ]
+        await self._install_crds()
+        await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
+        await self._start_webhooks()
+        for name, address in self.addresses.items():
+            await self._ensure(NODES, node_object(name, address))
+        self.factory = SharedInformerFactory(self.client)
+        self.scheduler = Scheduler(self._clients[0], self.factory)
+        self.kubelet = Kubelet(
+            self.client,
+            self.factory,
+            KubeletConfig(
+                kubeconfig=self.api.kubeconfig,
+                api_port=self.api.port,
+                node_addresses=self.addresses,
+                gates=self.gates,
+                use_netns=self.options.use_netns,
+                log_dir=self.options.log_dir,
+                simulate_all=self.options.simulate_all,
+            ),
+            sdk_client=self._clients[1],
+        )
+        self.factory.start()
+        await self.factory.wait_for_cache_sync(30)
+        self._tasks.append(asyncio.create_task(self.scheduler.run()))
+        if self.options.controller:
+            await self.start_controller()
+
+    async def _ensure(self, res: Resource, body: dict[str, Any], ns: str | None = None) -> None:
+        assert self.client is not None
+        try:
+            await self.client.create(res, body, namespace=ns)
+        except ApiError as err:
+            if err.status_code != 409:
+                raise
+
+    async def _install_crds(self) -> None:
+        assert self.client is not None
+        names = []
+        for path in sorted((REPO_ROOT / "crds").glob("*.yaml")):
+            for doc in yaml.safe_load_all(path.read_text()):
+                if doc and doc.get("kind") == "CustomResourceDefinition":
+                    await self._ensure(CRDS, doc)
+                    names.append(doc["metadata"]["name"])
+        if not names:
+            raise RuntimeError(f"no CRDs found under {REPO_ROOT / 'crds'}")
+        for _ in range(200):
+            served = 0
+            for name in names:
+                crd = await self.client.get(CRDS, name)
+                conds = (crd.get("status") or {}).get("conditions") or []
+                served += any(c["type"] == "Established" and c["status"] == "True" for c in conds)
+            if served == len(names):
+                return
+            await asyncio.sleep(0.05)
+        raise RuntimeError("CRDs were not established")
+
+    async def _start_webhooks(self) -> None:
+        hosts = [f"{SERVICE_NAME}.{SYSTEM_NAMESPACE}.svc", SERVICE_NAME, "localhost", "127.0.0.1"]
+        cert, key = self_signed(hosts)
+        self.webhooks = WebhookServer(self.gates, server_ssl_context(cert, key))
+        await self.webhooks.start("127.0.0.1", 0)
+        service = {
+            "metadata": {
+                "name": SERVICE_NAME,
+                "namespace": SYSTEM_NAMESPACE,
+                "annotations": {ADDRESS_ANNOTATION: f"127.0.0.1:{self.webhooks.port}"},
+            },
+            "spec": {"ports": [{"name": "webhooks", "port": 443, "targetPort": 8081}]},
+        }
+        await self._ensure(SERVICES, service, SYSTEM_NAMESPACE)
+        mutating, validating = webhook_configurations(cert, SYSTEM_NAMESPACE)
+        await self._ensure(MUTATING, mutating)
+        await self._ensure(VALIDATING, validating)
+
+    def controller_argv(self) -> list[str]:
+        o = self.options
+        argv = [
+            sys.executable,
+            "-m",
+            "agones",
+            "controller",
+            f"--kubeconfig={self.api.kubeconfig}",
+            f"--min-port={o.min_port}",
+            f"--max-port={o.max_port}",
+            "--http-port=0",
+        ]
+        if o.gates:
+            argv.append(f"--feature-gates={o.gates}")
+        return [*argv, *o.controller_args]
+
+    async def start_controller(self) -> None:
+        out: Any = asyncio.subprocess.DEVNULL
+        if self.options.log_dir:
+            Path(self.options.log_dir).mkdir(parents=True, exist_ok=True)
+            out = open(Path(self.options.log_dir) / "controller.log", "ab")  # noqa: SIM115
+        try:
+            self.controller_proc = await asyncio.create_subprocess_exec(
+                *self.controller_argv(),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        finally:
+            if out is not asyncio.subprocess.DEVNULL:
+                out.close()
+
+    async def stop_controller(self, kill: bool = False, timeout: float = 15.0) -> None:
+        proc, self.controller_proc = self.controller_proc, None
+        if proc is None or proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+    async def stop(self) -> None:
+        await self.stop_controller()
+        if self.kubelet is not None:
+            await self.kubelet.stop()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.factory is not None:
+            await self.factory.shutdown()
+        if self.webhooks is not None:
+            await self.webhooks.stop()
+        if self.client is not None:
+            await self.client.close()
+        for client in self._clients:
+            await client.close()
+        await self.api.stop()
+
+    async def __aenter__(self) -> LocalStack:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+class ThreadedStack:
+    """A `LocalStack` on its own event loop in a daemon thread."""
+
+    def __init__(self, options: StackOptions | None = None) -> None:
+        self.stack = LocalStack(options)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def start(self, timeout: float = 120.0) -> LocalStack:
+        self._thread.start()
+        self.call(self.stack.start(), timeout)
+        return self.stack
+
+    def call(self, coro: Any, timeout: float = 60.0) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self.call(self.stack.stop(), 60)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
