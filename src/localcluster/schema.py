@@ -398,11 +398,14 @@ def structural_errors(
     node: Any, path: str, root: bool = True, obj_path: str = ""
 ) -> list[FieldError]:
     """Why `node` is not a structural schema, with the apiserver's paths and wording: every node
-    has a type (unless int-or-string or preserve-unknown-fields), arrays have items, properties
-    and additionalProperties exclude each other, and the root's metadata is left alone."""
+    has a known type (unless int-or-string or preserve-unknown-fields), arrays have items,
+    properties and additionalProperties exclude each other, the root's metadata is left alone,
+    no unsupported keyword ($ref, definitions, ...) or ill-fitting list extension is used, and
+    a typed anyOf appears only as int-or-string's [integer, string]."""
     errs: list[FieldError] = []
     if not isinstance(node, dict):
         return [field.invalid(path, str(node), "must be an object")]
+    errs.extend(_unsupported_errors(node, path))
     int_or_string = node.get("x-kubernetes-int-or-string") is True
     preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
     kind = node.get("type", "")
@@ -466,6 +469,8 @@ def structural_errors(
         errs.extend(structural_errors(items, f"{path}.items", False, f"{obj_path}[*]"))
     for key in ("allOf", "anyOf", "oneOf"):
         for i, sub in enumerate(node.get(key) or []):
+            if key == "anyOf" and int_or_string and node["anyOf"] == _INT_OR_STRING_ANY_OF:
+                break  # the one typed anyOf allowed: how int-or-string is spelled for OpenAPI
             if isinstance(sub, dict) and ("type" in sub or "default" in sub):
                 errs.append(
                     field.forbidden(
@@ -473,6 +478,79 @@ def structural_errors(
                         "must be empty to be structural",
                     )
                 )
+    return errs
+
+
+_OPENAPI_V3_TYPES = ["array", "boolean", "integer", "number", "object", "string"]
+_UNSUPPORTED_KEYWORDS = (
+    "id",
+    "additionalItems",
+    "patternProperties",
+    "definitions",
+    "dependencies",
+    "$ref",
+)
+_LIST_TYPES = ["atomic", "set", "map"]
+_INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
+
+
+def _unsupported_errors(node: Schema, path: str) -> list[FieldError]:
+    """What apiextensions refuses in any node of a v1 schema, structural or not: JSON-Schema
+    keywords it does not support, unknown types, and list extensions that do not fit the node."""
+    errs: list[FieldError] = []
+    kind = node.get("type", "")
+    if kind == "null":
+        errs.append(
+            field.forbidden(
+                f"{path}.type", "type cannot be set to null, use nullable as an alternative"
+            )
+        )
+    elif kind and kind not in _OPENAPI_V3_TYPES:
+        errs.append(field.not_supported(f"{path}.type", kind, _OPENAPI_V3_TYPES))
+    for key in _UNSUPPORTED_KEYWORDS:
+        if node.get(key) not in (None, "", {}):
+            errs.append(field.forbidden(f"{path}.{key}", f"{key} is not supported"))
+    if node.get("uniqueItems") is True:
+        errs.append(
+            field.forbidden(
+                f"{path}.uniqueItems",
+                "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+            )
+        )
+    list_type = node.get("x-kubernetes-list-type")
+    items = node.get("items")
+    if list_type is not None and kind != "array":
+        detail = "must be array if x-kubernetes-list-type is specified"
+        errs.append(
+            field.invalid(f"{path}.type", kind, detail)
+            if kind
+            else field.required(f"{path}.type", detail)
+        )
+    elif list_type == "set" and isinstance(items, dict):
+        # Set items are compared whole, so they must merge atomically.
+        atomic = "must be atomic as item of a list with x-kubernetes-list-type=set"
+        item_list_type = items.get("x-kubernetes-list-type")
+        if items.get("type") == "array" and item_list_type not in (None, "atomic"):
+            errs.append(
+                field.invalid(f"{path}.items.x-kubernetes-list-type", item_list_type, atomic)
+            )
+        if items.get("type") == "object" and items.get("x-kubernetes-map-type") != "atomic":
+            errs.append(
+                field.invalid(
+                    f"{path}.items.x-kubernetes-map-type",
+                    items.get("x-kubernetes-map-type", ""),
+                    atomic,
+                )
+            )
+    if list_type is not None and list_type not in _LIST_TYPES:
+        errs.append(field.not_supported(f"{path}.x-kubernetes-list-type", list_type, _LIST_TYPES))
+    if node.get("x-kubernetes-list-map-keys") and list_type != "map":
+        detail = "must be map if x-kubernetes-list-map-keys is non-empty"
+        errs.append(
+            field.required(f"{path}.x-kubernetes-list-type", detail)
+            if list_type is None
+            else field.invalid(f"{path}.x-kubernetes-list-type", list_type, detail)
+        )
     return errs
 
 
