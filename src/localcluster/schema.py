@@ -18,23 +18,9 @@ from typing import Any
 
 from ..apis import field
 from ..apis.field import ErrorType, FieldError
+from ..apis.meta.schema import json_type
 
 Schema = dict[str, Any]
-
-_TYPE_NAMES = {
-    bool: "boolean",
-    int: "integer",
-    float: "number",
-    str: "string",
-    list: "array",
-    dict: "object",
-}
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 def _is_int(v: Any) -> bool:
@@ -196,7 +182,7 @@ def validate(value: Any, schema: Schema, path: str = "") -> list[FieldError]:
 
 
 def _type_error(path: str, value: Any, kind: str) -> FieldError:
-    shown = _type_name(value)
+    shown = json_type(value)
     return FieldError(
         ErrorType.TYPE_INVALID, path, shown, f'{path} in body must be of type {kind}: "{shown}"'
     )
@@ -218,8 +204,8 @@ def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> 
                 FieldError(
                     ErrorType.TYPE_INVALID,
                     path,
-                    _type_name(value),
-                    f'{path} in body must be of type integer,string: "{_type_name(value)}"',
+                    json_type(value),
+                    f'{path} in body must be of type integer,string: "{json_type(value)}"',
                 )
             )
             return
