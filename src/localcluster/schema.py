@@ -540,6 +540,102 @@ def _unsupported_errors(node: Schema, path: str) -> list[FieldError]:
     return errs
 
 
+# The JSON fields of apiextensions.k8s.io/v1 JSONSchemaProps; decoding a CRD drops any other
+# (or, with fieldValidation=Strict, refuses it).
+JSON_SCHEMA_PROPS_FIELDS = frozenset(
+    {
+        "id",
+        "$schema",
+        "$ref",
+        "description",
+        "type",
+        "format",
+        "title",
+        "default",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "multipleOf",
+        "enum",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "items",
+        "allOf",
+        "oneOf",
+        "anyOf",
+        "not",
+        "properties",
+        "additionalProperties",
+        "patternProperties",
+        "dependencies",
+        "additionalItems",
+        "definitions",
+        "externalDocs",
+        "example",
+        "nullable",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-list-type",
+        "x-kubernetes-map-type",
+        "x-kubernetes-validations",
+    }
+)
+_SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "dependencies")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+
+
+def prune_schema_fields(node: Any, path: str) -> list[str]:
+    """Drop, in place, what JSONSchemaProps has no field for, at any depth of a schema; returns
+    the dropped fields' paths (dotted, as Go's strict decoder names them)."""
+    dropped: list[str] = []
+    if not isinstance(node, dict):
+        return dropped
+    for key in list(node):
+        if key not in JSON_SCHEMA_PROPS_FIELDS:
+            dropped.append(f"{path}.{key}")
+            del node[key]
+    for key in _SCHEMA_MAPS:
+        subs = node.get(key)
+        if isinstance(subs, dict):
+            for name, sub in subs.items():
+                dropped += prune_schema_fields(sub, f"{path}.{key}.{name}")
+    for key in _SCHEMA_LISTS:
+        for i, sub in enumerate(node.get(key) or []):
+            dropped += prune_schema_fields(sub, f"{path}.{key}[{i}]")
+    items = node.get("items")
+    if isinstance(items, list):
+        for i, sub in enumerate(items):
+            dropped += prune_schema_fields(sub, f"{path}.items[{i}]")
+    else:
+        dropped += prune_schema_fields(items, f"{path}.items")
+    for key in ("additionalProperties", "additionalItems", "not"):
+        dropped += prune_schema_fields(node.get(key), f"{path}.{key}")
+    return dropped
+
+
+def prune_crd_schema_fields(crd: dict[str, Any]) -> list[str]:
+    """`prune_schema_fields` over every version's openAPIV3Schema of a CRD."""
+    dropped: list[str] = []
+    spec = crd.get("spec")
+    versions = spec.get("versions") if isinstance(spec, dict) else None
+    for i, version in enumerate(versions if isinstance(versions, list) else []):
+        schema = version.get("schema") if isinstance(version, dict) else None
+        if isinstance(schema, dict):
+            path = f"spec.versions[{i}].schema.openAPIV3Schema"
+            dropped += prune_schema_fields(schema.get("openAPIV3Schema"), path)
+    return dropped
+
+
 # --- JSON shapes every decoder insists on ---
 
 _META_TYPES: dict[str, type] = {

@@ -18,7 +18,12 @@ import yaml
 from agones.apis.scheme import load
 from agones.featuregates import Feature, FeatureGates
 from agones.localcluster.crd import validate_crd
-from agones.localcluster.schema import apply_defaults, prune, validate_custom_resource
+from agones.localcluster.schema import (
+    apply_defaults,
+    prune,
+    prune_crd_schema_fields,
+    validate_custom_resource,
+)
 from tools.codegen import crds, k8s_schemas
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -73,6 +78,7 @@ def test_crd_is_valid_and_structural(kind: str) -> None:
         "CustomResourceDefinition",
     )
     assert [str(e) for e in validate_crd(crd)] == []
+    assert prune_crd_schema_fields(copy.deepcopy(crd)) == []  # strict decoding finds no stray key
 
 
 def server_errors(value: dict[str, Any], schema: dict[str, Any]) -> list[str]:

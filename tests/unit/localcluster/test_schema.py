@@ -5,6 +5,7 @@ import pytest
 from agones.localcluster.schema import (
     apply_defaults,
     prune,
+    prune_schema_fields,
     structural_errors,
     validate,
     validate_custom_resource,
@@ -302,3 +303,23 @@ def test_root_required_fields() -> None:
 )
 def test_structural_errors(node: dict, errors: list[str]) -> None:
     assert [str(e) for e in structural_errors(node, "s")] == errors
+
+
+def test_prune_schema_fields_walks_every_subschema() -> None:
+    node = {
+        "type": "object",
+        "x-unknown": 1,
+        "properties": {"a": {"type": "array", "items": {"type": "string", "bad": True}}},
+        "additionalProperties": {"type": "string", "also": 1},
+        "anyOf": [{"required": ["a"], "oops": 0}],
+        "not": {"what": 1},
+    }
+    dropped = prune_schema_fields(node, "s")
+    assert sorted(dropped) == [
+        "s.additionalProperties.also",
+        "s.anyOf[0].oops",
+        "s.not.what",
+        "s.properties.a.items.bad",
+        "s.x-unknown",
+    ]
+    assert prune_schema_fields(node, "s") == []
