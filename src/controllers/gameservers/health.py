@@ -133,15 +133,9 @@ class HealthController(GameServerSubController):
     async def sync_game_server(self, key: str) -> None:
         namespace, name = split_meta_namespace_key(key)
         gs = self.get_game_server(namespace, name)
-        if (
-            gs is None
-            or gs.is_being_deleted()
-            or gs.state()
-            in (
-                GameServerState.UNHEALTHY,
-                GameServerState.ERROR,
-            )
-        ):
+        if gs is None or gs.is_being_deleted():
+            return
+        if gs.state() in (GameServerState.UNHEALTHY, GameServerState.ERROR):
             return
         pod = self.get_pod(namespace, name)
         if pod is not None:
