@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import os
 import ssl
@@ -25,41 +24,20 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
+
+from agones.client.config import load_kube_config
 
 PAYLOAD = "x" * 1800  # plus metadata and the rest of the spec: ~2 KB per object
 
 
 def load_kubeconfig(path: str) -> tuple[str, dict[str, str], ssl.SSLContext | bool]:
-    cfg = yaml.safe_load(Path(path).read_text())
-    ctx_name = cfg["current-context"]
-    ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == ctx_name)
-    cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == ctx["cluster"])
-    user = next((u["user"] for u in cfg.get("users", []) if u["name"] == ctx.get("user")), {}) or {}
+    """Server URL, headers and TLS context from a kubeconfig, via the project's client config."""
+    config = load_kube_config(path)
     headers = {"Accept": "application/json", "Content-Type": "application/json"}
-    if user.get("token"):
-        headers["Authorization"] = f"Bearer {user['token']}"
-    server = cluster["server"].rstrip("/")
-    if not server.startswith("https"):
-        return server, headers, False
-    sslctx = ssl.create_default_context()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-"))
-    if cluster.get("certificate-authority-data"):
-        (tmp / "ca.crt").write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
-        sslctx.load_verify_locations(tmp / "ca.crt")
-    elif cluster.get("certificate-authority"):
-        sslctx.load_verify_locations(cluster["certificate-authority"])
-    if cluster.get("insecure-skip-tls-verify"):
-        sslctx.check_hostname = False
-        sslctx.verify_mode = ssl.CERT_NONE
-    cert, key = user.get("client-certificate"), user.get("client-key")
-    if user.get("client-certificate-data"):
-        (tmp / "c.crt").write_bytes(base64.b64decode(user["client-certificate-data"]))
-        (tmp / "c.key").write_bytes(base64.b64decode(user["client-key-data"]))
-        cert, key = str(tmp / "c.crt"), str(tmp / "c.key")
-    if cert:
-        sslctx.load_cert_chain(cert, key)
-    return server, headers, sslctx
+    token = config.bearer_token()
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return config.host, headers, config.ssl_context() or False
 
 
 class Client:

@@ -17,6 +17,7 @@ Never imports the `kubernetes` packages.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -86,6 +87,21 @@ def _selector_params(label_selector: str | None, field_selector: str | None) -> 
     return params
 
 
+def new_session(
+    config: Config, ssl_context: ssl.SSLContext | None, headers: Mapping[str, str] | None = None
+) -> aiohttp.ClientSession:
+    """An aiohttp session for `config.host`: its TLS (`config.ssl_context()`, built once by the
+    caller), basic auth when set, the user agent, JSON accepted, plus `headers`."""
+    auth = None
+    if config.username is not None:
+        auth = aiohttp.BasicAuth(config.username, config.password or "")
+    return aiohttp.ClientSession(
+        auth=auth,
+        connector=aiohttp.TCPConnector(ssl=ssl_context if ssl_context else False, limit=0),
+        headers={"User-Agent": config.user_agent, "Accept": "application/json", **(headers or {})},
+    )
+
+
 class RESTClient:
     def __init__(
         self,
@@ -116,14 +132,7 @@ class RESTClient:
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            auth = None
-            if self.config.username is not None:
-                auth = aiohttp.BasicAuth(self.config.username, self.config.password or "")
-            self._session = aiohttp.ClientSession(
-                auth=auth,
-                connector=aiohttp.TCPConnector(ssl=self._ssl if self._ssl else False, limit=0),
-                headers={"User-Agent": self.config.user_agent, "Accept": "application/json"},
-            )
+            self._session = new_session(self.config, self._ssl)
         return self._session
 
     def _headers(self, content_type: str | None) -> dict[str, str]:

@@ -82,6 +82,8 @@ def validate_crd(obj: Obj) -> list[FieldError]:
         if not isinstance(v, dict) or not v.get("name"):
             errs.append(fielderr.required(f"spec.versions[{i}].name", ""))
             continue
+        errs.extend(_column_errors(v, f"spec.versions[{i}].additionalPrinterColumns"))
+        errs.extend(_scale_errors(v, f"spec.versions[{i}].subresources.scale"))
         s = (
             ((v.get("schema") or {}).get("openAPIV3Schema"))
             if isinstance(v.get("schema"), dict)
@@ -103,6 +105,67 @@ def validate_crd(obj: Obj) -> list[FieldError]:
             )
         else:
             errs.extend(schema.structural_errors(s, f"spec.versions[{i}].schema.openAPIV3Schema"))
+    return errs
+
+
+_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
+
+
+def _simple_json_path_errors(value: Any, path: str) -> list[FieldError]:
+    if not value:
+        return [fielderr.invalid(path, value or "", "must not be empty")]
+    if not isinstance(value, str) or not value.startswith("."):
+        return [fielderr.invalid(path, value, "must be a simple json path starting with .")]
+    return []
+
+
+def _column_errors(version: Obj, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for j, col in enumerate(version.get("additionalPrinterColumns") or []):
+        col_path = f"{path}[{j}]"
+        if not col.get("name"):
+            errs.append(fielderr.required(f"{col_path}.name", ""))
+        kind = col.get("type")
+        if not kind:
+            errs.append(
+                fielderr.required(f"{col_path}.type", f"must be one of {','.join(_COLUMN_TYPES)}")
+            )
+        elif kind not in _COLUMN_TYPES:
+            errs.append(fielderr.not_supported(f"{col_path}.type", kind, _COLUMN_TYPES))
+        if not col.get("jsonPath"):
+            errs.append(fielderr.required(f"{col_path}.jsonPath", ""))
+        else:
+            errs.extend(_simple_json_path_errors(col["jsonPath"], f"{col_path}.jsonPath"))
+    return errs
+
+
+def _scale_errors(version: Obj, path: str) -> list[FieldError]:
+    """The scale subresource's replica paths lie under .spec and .status, its selector under
+    either."""
+    scale = (version.get("subresources") or {}).get("scale")
+    if not isinstance(scale, dict):
+        return []
+    errs: list[FieldError] = []
+    for key, prefixes, detail in (
+        ("specReplicasPath", (".spec.",), "should be a json path under .spec"),
+        ("statusReplicasPath", (".status.",), "should be a json path under .status"),
+        (
+            "labelSelectorPath",
+            (".spec.", ".status."),
+            "should be a json path under either .spec or .status",
+        ),
+    ):
+        value = scale.get(key)
+        key_path = f"{path}.{key}"
+        if not value:
+            if key != "labelSelectorPath":
+                errs.append(fielderr.required(key_path, ""))
+            continue
+        bad_path = _simple_json_path_errors(value, key_path)
+        if bad_path:
+            errs.extend(bad_path)
+        elif not value.startswith(prefixes):
+            errs.append(fielderr.invalid(key_path, value, detail))
     return errs
 
 

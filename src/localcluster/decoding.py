@@ -11,7 +11,7 @@ from typing import Any
 from ..apis.field import FieldError
 from . import errors
 from .resources import ResourceInfo
-from .schema import prune_object_meta
+from .schema import prune_crd_schema_fields, prune_object_meta
 
 Obj = dict[str, Any]
 
@@ -34,11 +34,14 @@ def guarded(
 
 
 def drop_unknown_fields(info: ResourceInfo, obj: Obj, strict: bool) -> None:
-    """Drop (or, when strict, reject) the fields a built-in kind does not have."""
+    """Drop (or, when strict, reject) the fields a built-in kind does not have (for a CRD, also
+    those inside its schemas)."""
     assert info.top_fields is not None
     unknown = [k for k in obj if k not in info.top_fields]
     md = obj.get("metadata")
     unknown_meta = prune_object_meta(md) if isinstance(md, dict) else []
+    if (info.group, info.kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
+        unknown_meta += prune_crd_schema_fields(obj)  # nested, and already dropped in place
     if strict and (unknown or unknown_meta):
         listed = ", ".join(f'unknown field "{p}"' for p in [*unknown, *unknown_meta])
         raise errors.bad_request(

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from ..client.config import in_cluster_config, load_kube_config
 from ..featuregates import Feature, FeatureGates
-from .kubestore import ApiConfig, ApiError, KubeGameServerStore
+from .kubestore import ApiError, KubeGameServerStore
 from .sdkserver import SDKServer, SDKServerOptions
 from .serve import serve_sdk
 
@@ -46,9 +47,7 @@ async def run_cluster(settings: SDKServerSettings, gates: FeatureGates) -> int:
         return 1
     try:
         config = (
-            ApiConfig.from_kubeconfig(settings.kubeconfig)
-            if settings.kubeconfig
-            else ApiConfig.in_cluster()
+            load_kube_config(settings.kubeconfig) if settings.kubeconfig else in_cluster_config()
         )
     except (OSError, KeyError, ValueError) as err:
         log.error("Could not create in cluster config", error=str(err))

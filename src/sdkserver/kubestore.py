@@ -5,36 +5,29 @@ sidecar's RBAC needs, as in Agones); writes are JSON patches
 (`application/json-patch+json`); a failed `test` (422 Invalid) or 409 raises `ConflictError`.
 `watch()` lists, then watches from the list's resourceVersion, yielding the object on every
 ADDED/MODIFIED event; on 410 Gone or a dropped connection it lists again and resumes.
-`ApiConfig` comes from a kubeconfig (current context: server, CA, client cert/key or token,
-insecure-skip-tls-verify) or from the in-cluster service account.
+The connection comes from the REST client's `Config` (`agones.client.config`: a kubeconfig or the
+in-cluster service account); the bearer token is read once, when the session opens.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import os
-import ssl
-import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
 import structlog
-import yaml
 
+from ..client.config import Config
+from ..client.rest import new_session
 from .events import event_body
 from .jsonpatch import Patch
 from .store import ConflictError
 
 log = structlog.get_logger("agones.sdkserver.kubestore")
-
-SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
 class ApiError(Exception):
@@ -43,79 +36,12 @@ class ApiError(Exception):
         self.status = status
 
 
-@dataclass
-class ApiConfig:
-    server: str
-    token: str = ""
-    ssl_context: ssl.SSLContext | bool = True
-
-    @classmethod
-    def in_cluster(cls) -> ApiConfig:
-        host = os.environ["KUBERNETES_SERVICE_HOST"]
-        port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
-        if ":" in host:
-            host = f"[{host}]"
-        context = ssl.create_default_context(cafile=str(SERVICE_ACCOUNT / "ca.crt"))
-        token = (SERVICE_ACCOUNT / "token").read_text().strip()
-        return cls(f"https://{host}:{port}", token, context)
-
-    @classmethod
-    def from_kubeconfig(cls, path: str | Path) -> ApiConfig:
-        config: dict[str, Any] = yaml.safe_load(Path(path).read_text())
-        base = Path(path).resolve().parent
-        contexts = {c["name"]: c["context"] for c in config.get("contexts") or []}
-        context = contexts[config["current-context"]]
-        cluster = {c["name"]: c["cluster"] for c in config.get("clusters") or []}[
-            context["cluster"]
-        ]
-        user = {u["name"]: u["user"] for u in config.get("users") or []}.get(
-            context.get("user", ""), {}
-        )
-        server = str(cluster["server"]).rstrip("/")
-        ssl_context: ssl.SSLContext | bool = True
-        if server.startswith("https"):
-            if cluster.get("insecure-skip-tls-verify"):
-                ctx = ssl.create_default_context()
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE
-            elif cluster.get("certificate-authority-data"):
-                data = base64.b64decode(cluster["certificate-authority-data"]).decode()
-                ctx = ssl.create_default_context(cadata=data)
-            elif cluster.get("certificate-authority"):
-                ctx = ssl.create_default_context(
-                    cafile=str(base / cluster["certificate-authority"])
-                )
-            else:
-                ctx = ssl.create_default_context()
-            cert = _material(user, "client-certificate", base)
-            key = _material(user, "client-key", base)
-            if cert and key:
-                ctx.load_cert_chain(cert, key)
-            ssl_context = ctx
-        token = str(user.get("token") or "")
-        if not token and user.get("tokenFile"):
-            token = (base / user["tokenFile"]).read_text().strip()
-        return cls(server, token, ssl_context)
-
-
-def _material(user: dict[str, Any], key: str, base: Path) -> str | None:
-    """A file path for a kubeconfig cert/key given as a path or as inline base64 data."""
-    if user.get(f"{key}-data"):
-        handle = tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False)  # noqa: SIM115
-        with handle:
-            handle.write(base64.b64decode(user[f"{key}-data"]))
-        return handle.name
-    if user.get(key):
-        return str(base / user[key])
-    return None
-
-
 class KubeGameServerStore:
     """One GameServer on a kube-apiserver."""
 
     def __init__(
         self,
-        config: ApiConfig,
+        config: Config,
         namespace: str,
         name: str,
         *,
@@ -126,7 +52,7 @@ class KubeGameServerStore:
         self.name = name
         self._session = session
         self.collection = (
-            f"{config.server}/apis/agones.dev/v1/namespaces/{quote(namespace)}/gameservers"
+            f"{config.host}/apis/agones.dev/v1/namespaces/{quote(namespace)}/gameservers"
         )
         self.selector = f"metadata.name={name}"
         self._event_tasks: set[asyncio.Task[None]] = set()
@@ -134,13 +60,9 @@ class KubeGameServerStore:
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            headers = {"Accept": "application/json"}
-            if self.config.token:
-                headers["Authorization"] = f"Bearer {self.config.token}"
-            self._session = aiohttp.ClientSession(
-                headers=headers,
-                connector=aiohttp.TCPConnector(ssl=self.config.ssl_context),
-            )
+            token = self.config.bearer_token()
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
+            self._session = new_session(self.config, self.config.ssl_context(), headers)
         return self._session
 
     async def close(self) -> None:
@@ -156,7 +78,7 @@ class KubeGameServerStore:
         task.add_done_callback(self._event_tasks.discard)
 
     async def _post_event(self, body: dict[str, Any]) -> None:
-        url = f"{self.config.server}/api/v1/namespaces/{quote(self.namespace)}/events"
+        url = f"{self.config.host}/api/v1/namespaces/{quote(self.namespace)}/events"
         try:
             async with self.session.post(url, json=body) as response:
                 if response.status not in (200, 201):

@@ -7,7 +7,10 @@ import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from google.protobuf import wrappers_pb2
+
 from agones.featuregates import FeatureGates
+from agones.sdk.proto.beta import beta_pb2
 from agones.sdkserver.localsdk import LocalSDKServer
 from agones.sdkserver.serve import SDKServing, serve_sdk
 
@@ -63,3 +66,15 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def counter_update(
+    name: str = "rooms", count: int | None = None, capacity: int | None = None, diff: int = 0
+) -> beta_pb2.UpdateCounterRequest:
+    """A beta UpdateCounter request: set count and/or capacity, and/or move by `diff`."""
+    update = beta_pb2.CounterUpdateRequest(name=name, countDiff=diff)
+    if count is not None:
+        update.count.CopyFrom(wrappers_pb2.Int64Value(value=count))
+    if capacity is not None:
+        update.capacity.CopyFrom(wrappers_pb2.Int64Value(value=capacity))
+    return beta_pb2.UpdateCounterRequest(counterUpdateRequest=update)

@@ -19,8 +19,9 @@ import aiohttp
 import grpc
 import pytest
 
+from agones.client.config import load_kube_config
 from agones.sdk import AsyncSDK, SDKError
-from agones.sdkserver.kubestore import ApiConfig, KubeGameServerStore
+from agones.sdkserver.kubestore import KubeGameServerStore
 from tests.sdkserver.harness import free_port
 
 localcluster = pytest.importorskip("agones.localcluster.server")
@@ -67,7 +68,7 @@ GS: dict[str, Any] = {
 @contextlib.asynccontextmanager
 async def api_with_game_server() -> AsyncIterator[str]:
     async with localcluster.LocalAPIServer(tls=True, token="sdk-token") as srv:
-        store = KubeGameServerStore(ApiConfig.from_kubeconfig(srv.kubeconfig), "default", "gs-1")
+        store = KubeGameServerStore(load_kube_config(srv.kubeconfig), "default", "gs-1")
         try:
             session = store.session
             async with session.post(
@@ -96,7 +97,7 @@ async def until(condition: Any, what: str, timeout: float = 10) -> None:
 
 async def test_sidecar_against_the_local_api_server() -> None:
     async with api_with_game_server() as kubeconfig:
-        store = KubeGameServerStore(ApiConfig.from_kubeconfig(kubeconfig), "default", "gs-1")
+        store = KubeGameServerStore(load_kube_config(kubeconfig), "default", "gs-1")
         grpc_port, health_port = free_port(), free_port()
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "agones", "sdkserver", f"--kubeconfig={kubeconfig}",

@@ -20,8 +20,9 @@ import aiohttp
 import grpc
 import pytest
 
+from agones.client.config import load_kube_config
 from agones.sdk import AsyncSDK, SDKError
-from agones.sdkserver.kubestore import ApiConfig, KubeGameServerStore
+from agones.sdkserver.kubestore import KubeGameServerStore
 from tests.sdkserver.fakeapi import fake_api
 from tests.sdkserver.harness import free_port
 
@@ -57,9 +58,7 @@ async def until(condition: Any, what: str, timeout: float = 10) -> None:
 
 async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
     async with fake_api(copy.deepcopy(GS)) as api:
-        store = KubeGameServerStore(
-            ApiConfig.from_kubeconfig(api.kubeconfig(tmp_path)), "games", "gs-1"
-        )
+        store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
         try:
             gs = await store.get()
             assert gs["metadata"]["name"] == "gs-1"

@@ -8,7 +8,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.protobuf import field_mask_pb2, wrappers_pb2
+from google.protobuf import field_mask_pb2
 
 from agones.featuregates import FeatureGates
 from agones.sdk import AsyncSDK
@@ -22,6 +22,7 @@ from agones.sdkserver.jsonpatch import Patch
 from agones.sdkserver.sdkserver import SDKServer, SDKServerOptions
 from agones.sdkserver.serve import serve_sdk
 from agones.sdkserver.store import ConflictError, InMemoryGameServerStore
+from tests.sdkserver.harness import counter_update
 
 EMPTY = sdk_pb2.Empty()
 START = 1_700_000_000.0
@@ -276,25 +277,16 @@ async def test_players_are_written_after_a_second(h: Harness) -> None:
     ]
 
 
-def counter(
-    name: str = "rooms", count: int | None = None, capacity: int | None = None, diff: int = 0
-) -> beta_pb2.UpdateCounterRequest:
-    update = beta_pb2.CounterUpdateRequest(name=name, countDiff=diff)
-    if count is not None:
-        update.count.CopyFrom(wrappers_pb2.Int64Value(value=count))
-    if capacity is not None:
-        update.capacity.CopyFrom(wrappers_pb2.Int64Value(value=capacity))
-    return beta_pb2.UpdateCounterRequest(counterUpdateRequest=update)
-
-
 @pytest.mark.parametrize(
     ("request_", "code"),
     [
-        pytest.param(counter(name="nope", diff=1), grpc.StatusCode.NOT_FOUND, id="not-found"),
-        pytest.param(counter(count=11), grpc.StatusCode.OUT_OF_RANGE, id="count-over"),
-        pytest.param(counter(diff=-2), grpc.StatusCode.OUT_OF_RANGE, id="diff-under"),
-        pytest.param(counter(capacity=-1), grpc.StatusCode.OUT_OF_RANGE, id="capacity"),
-        pytest.param(counter(), grpc.StatusCode.INVALID_ARGUMENT, id="malformed"),
+        pytest.param(
+            counter_update(name="nope", diff=1), grpc.StatusCode.NOT_FOUND, id="not-found"
+        ),
+        pytest.param(counter_update(count=11), grpc.StatusCode.OUT_OF_RANGE, id="count-over"),
+        pytest.param(counter_update(diff=-2), grpc.StatusCode.OUT_OF_RANGE, id="diff-under"),
+        pytest.param(counter_update(capacity=-1), grpc.StatusCode.OUT_OF_RANGE, id="capacity"),
+        pytest.param(counter_update(), grpc.StatusCode.INVALID_ARGUMENT, id="malformed"),
         pytest.param(beta_pb2.UpdateCounterRequest(), grpc.StatusCode.INVALID_ARGUMENT, id="nil"),
     ],
 )
@@ -308,11 +300,11 @@ async def test_counter_errors_have_codes(
 
 async def test_counter_changes_are_batched_and_projected(h: Harness) -> None:
     for _ in range(3):
-        result = await h.server.update_counter(counter(diff=2))
+        result = await h.server.update_counter(counter_update(diff=2))
     assert (result.count, result.capacity) == (7, 10)
     got = await h.server.get_counter(beta_pb2.GetCounterRequest(name="rooms"))
     assert got.count == 7
-    await h.server.update_counter(counter(capacity=20, count=15))
+    await h.server.update_counter(counter_update(capacity=20, count=15))
     await h.clock.advance(0.5)
     assert h.gs["status"]["counters"]["rooms"] == {"count": 15, "capacity": 20}
     assert h.store.writes == 1

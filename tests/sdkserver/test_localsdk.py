@@ -8,7 +8,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.protobuf import field_mask_pb2, wrappers_pb2
+from google.protobuf import field_mask_pb2
 
 from agones.featuregates import FeatureGates
 from agones.sdk.proto import sdk_pb2
@@ -16,6 +16,7 @@ from agones.sdk.proto.alpha import alpha_pb2
 from agones.sdk.proto.beta import beta_pb2
 from agones.sdkserver.errors import SDKError
 from agones.sdkserver.localsdk import LocalSDKServer, apply_list_mask, equal_sets
+from tests.sdkserver.harness import counter_update
 
 EMPTY = sdk_pb2.Empty()
 PLAYERS_ON = FeatureGates().with_values(PlayerTracking=True)
@@ -153,17 +154,6 @@ def test_equal_sets(expected: list[str], received: list[str], ok: bool) -> None:
 
 
 # -- counters ----------------------------------------------------------------------------------
-
-
-def counter_update(
-    name: str = "rooms", count: int | None = None, capacity: int | None = None, diff: int = 0
-) -> beta_pb2.UpdateCounterRequest:
-    update = beta_pb2.CounterUpdateRequest(name=name, countDiff=diff)
-    if count is not None:
-        update.count.CopyFrom(wrappers_pb2.Int64Value(value=count))
-    if capacity is not None:
-        update.capacity.CopyFrom(wrappers_pb2.Int64Value(value=capacity))
-    return beta_pb2.UpdateCounterRequest(counterUpdateRequest=update)
 
 
 @pytest.mark.parametrize(

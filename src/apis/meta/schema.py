@@ -141,7 +141,8 @@ def struct_fields(cls: type[msgspec.Struct]) -> tuple[FieldSpec, ...]:
     return tuple(FieldSpec(f.name, f.encode_name, unwrap(f.type)) for f in info.fields)
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The OpenAPI type name of a decoded JSON value, as the apiserver shows it in type errors."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -177,7 +178,7 @@ def _expected(t: mi.Type) -> str:
 
 def type_error(path: Path, value: Any, expected: str) -> FieldError:
     """The apiserver's JSON-type error: `<path> in body must be of type <expected>: "<actual>"`."""
-    actual = _json_type(value)
+    actual = json_type(value)
     detail = f'{path} in body must be of type {expected}: "{actual}"'
     return FieldError(ErrorType.TYPE_INVALID, str(path), actual, detail)
 

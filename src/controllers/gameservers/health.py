@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
 from msgspec import UNSET
 
 from ...apis.agones.v1.gameserver import (
@@ -21,14 +20,12 @@ from ...apis.agones.v1.gameserver import (
     GameServer,
     GameServerState,
 )
-from ...client.errors import NotFoundError
 from ...featuregates import Feature, FeatureGates
-from ...informers import SharedInformerFactory, split_meta_namespace_key
+from ...informers import split_meta_namespace_key
 from ...informers.shared_informer import ResourceEventHandlerFuncs
-from ...record import EventBroadcaster, EventType
-from ...workqueue import WorkerQueue, default_controller_rate_limiter
-from . import informers
-from .gameservers import deep_copy, is_being_deleted, is_controlled_by, is_game_server_pod
+from ...record import EventType
+from .gameservers import is_being_deleted, is_controlled_by, is_game_server_pod
+from .subcontroller import GameServerSubController
 
 
 def _container_status(pod: Any, name: str) -> dict[str, Any] | None:
@@ -116,31 +113,12 @@ def skip_unhealthy_game_container(gs: GameServer, pod: Any, gates: FeatureGates)
     return False
 
 
-class HealthController:
-    def __init__(
-        self,
-        client: informers.Client,
-        factory: SharedInformerFactory,
-        events: EventBroadcaster,
-        gates: FeatureGates,
-        *,
-        logger: Any = None,
-    ) -> None:
-        self.client = client
-        self.gates = gates
-        self.log = (logger or structlog.get_logger()).bind(controller="health")
-        self.recorder = events.new_recorder("health-controller")
-        self.game_server_lister = informers.game_servers(factory).lister()
-        pods = informers.game_server_pods(factory)
-        self.pod_lister = pods.lister()
-        self.workerqueue = WorkerQueue(
-            self.sync_game_server,
-            self.log,
-            "gameserver",
-            "agones.dev.HealthController",
-            default_controller_rate_limiter(),
-        )
-        pods.informer().add_event_handler(
+class HealthController(GameServerSubController):
+    name = "health"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pods.informer().add_event_handler(
             ResourceEventHandlerFuncs(update_func=self._on_update, delete_func=self._on_delete)
         )
 
@@ -154,27 +132,17 @@ class HealthController:
 
     async def sync_game_server(self, key: str) -> None:
         namespace, name = split_meta_namespace_key(key)
-        try:
-            gs = self.game_server_lister.by_namespace(namespace).get(name)
-        except NotFoundError:
+        gs = self.get_game_server(namespace, name)
+        if gs is None or gs.is_being_deleted():
             return
-        if gs.is_being_deleted() or gs.state() in (
-            GameServerState.UNHEALTHY,
-            GameServerState.ERROR,
-        ):
+        if gs.state() in (GameServerState.UNHEALTHY, GameServerState.ERROR):
             return
-        try:
-            pod = self.pod_lister.by_namespace(namespace).get(name)
-        except NotFoundError:
-            pod = None
+        pod = self.get_pod(namespace, name)
         if pod is not None:
             if skip_unhealthy_game_container(gs, pod, self.gates):
                 return
             if not is_unhealthy(pod, self.gates):
                 return
-        gs_copy = deep_copy(gs)
-        gs_copy.gs_status.state = GameServerState.UNHEALTHY
-        await informers.update_game_server(self.client, gs_copy)
-        self.recorder.event(
-            gs, EventType.WARNING, GameServerState.UNHEALTHY, "Issue with Gameserver pod"
+        await self.move_to_state(
+            gs, GameServerState.UNHEALTHY, EventType.WARNING, "Issue with Gameserver pod"
         )

@@ -10,15 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
-
 from ...apis.agones.v1.gameserver import GameServerState
-from ...client.errors import NotFoundError
-from ...featuregates import FeatureGates
-from ...informers import SharedInformerFactory, split_meta_namespace_key
+from ...informers import split_meta_namespace_key
 from ...informers.shared_informer import ResourceEventHandlerFuncs
-from ...record import EventBroadcaster, EventType
-from ...workqueue import WorkerQueue, default_controller_rate_limiter
+from ...record import EventType
 from . import informers
 from .gameservers import (
     address,
@@ -28,38 +23,20 @@ from .gameservers import (
     is_game_server_pod,
     pod_node_name,
 )
+from .subcontroller import GameServerSubController
 
 
 def is_active_game_server_with_node(pod: Any) -> bool:
     return bool(pod_node_name(pod)) and not is_being_deleted(pod) and is_game_server_pod(pod)
 
 
-class MigrationController:
-    def __init__(
-        self,
-        client: informers.Client,
-        factory: SharedInformerFactory,
-        events: EventBroadcaster,
-        gates: FeatureGates,
-        *,
-        logger: Any = None,
-    ) -> None:
-        self.client = client
-        self.gates = gates
-        self.log = (logger or structlog.get_logger()).bind(controller="migration")
-        self.recorder = events.new_recorder("migration-controller")
-        self.game_server_lister = informers.game_servers(factory).lister()
-        pods = informers.game_server_pods(factory)
-        self.pod_lister = pods.lister()
-        self.node_lister = informers.nodes(factory).lister()
-        self.workerqueue = WorkerQueue(
-            self.sync_game_server,
-            self.log,
-            "gameserver",
-            "agones.dev.MigrationController",
-            default_controller_rate_limiter(),
-        )
-        pods.informer().add_event_handler(
+class MigrationController(GameServerSubController):
+    name = "migration"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.node_lister = informers.nodes(self.factory).lister()
+        self.pods.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._maybe_enqueue, update_func=lambda _o, n: self._maybe_enqueue(n)
             )
@@ -71,13 +48,12 @@ class MigrationController:
 
     async def sync_game_server(self, key: str) -> None:
         namespace, name = split_meta_namespace_key(key)
-        try:
-            gs = self.game_server_lister.by_namespace(namespace).get(name)
-            pod = self.pod_lister.by_namespace(namespace).get(name)
-        except NotFoundError:
-            return
+        gs = self.get_game_server(namespace, name)
+        pod = self.get_pod(namespace, name)
         if (
-            not gs.node_name()
+            gs is None
+            or pod is None
+            or not gs.node_name()
             or gs.is_being_deleted()
             or gs.state() == GameServerState.UNHEALTHY
             or is_being_deleted(pod)
@@ -94,5 +70,4 @@ class MigrationController:
         else:
             gs_copy.gs_status.state = GameServerState.UNHEALTHY
             message = "Node migration occurred"
-        await informers.update_game_server(self.client, gs_copy)
-        self.recorder.event(gs, EventType.WARNING, str(gs_copy.state() or ""), message)
+        await self.update_with_event(gs, gs_copy, EventType.WARNING, message)

@@ -18,17 +18,11 @@ from aiohttp import web
 
 from agones.client.config import Config
 from agones.client.rest import RESTClient
+from tests.status import failure_status
 
 
 def status(code: int, reason: str) -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "status": "Failure",
-        "code": code,
-        "reason": reason,
-        "message": f"injected {reason}",
-    }
+    return failure_status(code, reason, f"injected {reason}")
 
 
 class FaultProxy:

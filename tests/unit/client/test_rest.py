@@ -14,6 +14,7 @@ from agones.client import errors
 from agones.client.config import Config
 from agones.client.rest import Resource, RESTClient
 from agones.clock import FakeClock
+from tests.status import failure_status
 
 GS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
 NODES = Resource("", "v1", "nodes", namespaced=False)
@@ -26,15 +27,7 @@ class Recorder:
 
 
 def status(code: int, reason: str, message: str) -> web.Response:
-    body = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "status": "Failure",
-        "code": code,
-        "reason": reason,
-        "message": message,
-    }
-    return web.json_response(body, status=code)
+    return web.json_response(failure_status(code, reason, message), status=code)
 
 
 def make_app(rec: Recorder) -> web.Application:

@@ -17,6 +17,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.status import failure_status
+
 
 @dataclass
 class Recorded:
@@ -28,17 +30,7 @@ class Recorded:
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
-    return web.json_response(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "status": "Failure",
-            "code": code,
-            "reason": reason,
-            "message": message,
-        },
-        status=code,
-    )
+    return web.json_response(failure_status(code, reason, message), status=code)
 
 
 def _selected(obj: dict[str, Any], selector: str) -> bool:

@@ -14,27 +14,7 @@ from agones.extensions import ReviewError, review
 from agones.extensions.jsonpatch import PatchError, apply_patch, create_patch
 from agones.featuregates import FeatureGates
 from agones.version import VERSION
-
-
-def strip_go_artefacts(obj: Any) -> Any:
-    """Drop what Go's serialisation adds and the port does not model (`creationTimestamp: null`,
-    empty `resources: {}`, a `metadata` left empty by those removals)."""
-    if isinstance(obj, dict):
-        out = {}
-        for key, value in obj.items():
-            if (key == "creationTimestamp" and value is None) or (
-                key == "resources" and value == {}
-            ):
-                continue
-            value = strip_go_artefacts(value)
-            if key == "metadata" and value == {}:
-                continue
-            out[key] = value
-        return out
-    if isinstance(obj, list):
-        return [strip_go_artefacts(v) for v in obj]
-    return obj
-
+from tests.unit.apis.agones.conftest import strip_go_artefacts
 
 GATES = FeatureGates()
 ORACLE = Path("/work/shared/fixtures/agones-oracle/valid")

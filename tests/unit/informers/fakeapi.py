@@ -10,19 +10,9 @@ from typing import Any
 
 from agones.client.errors import error_from_status
 from agones.client.rest import Resource
+from tests.status import failure_status as status
 
 RES = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
-
-
-def status(code: int, reason: str) -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "status": "Failure",
-        "code": code,
-        "reason": reason,
-        "message": reason,
-    }
 
 
 def gs(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:

@@ -5,6 +5,7 @@ import pytest
 from agones.localcluster.schema import (
     apply_defaults,
     prune,
+    prune_schema_fields,
     structural_errors,
     validate,
     validate_custom_resource,
@@ -240,7 +241,85 @@ def test_root_required_fields() -> None:
             ],
             id="invalid-default",
         ),
+        pytest.param(
+            {
+                "type": "object",
+                "properties": {
+                    "p": {
+                        "x-kubernetes-int-or-string": True,
+                        "anyOf": [{"type": "integer"}, {"type": "string"}],
+                    }
+                },
+            },
+            [],
+            id="int-or-string-any-of",
+        ),
+        pytest.param(
+            {
+                "type": "object",
+                "properties": {"p": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+            },
+            [
+                "s.properties[p].type: Required value: must not be empty for specified object fields",
+                "s.properties[p].anyOf[0].type: Forbidden: must be empty to be structural",
+                "s.properties[p].anyOf[1].type: Forbidden: must be empty to be structural",
+            ],
+            id="typed-any-of-without-int-or-string",
+        ),
+        pytest.param(
+            {"type": "object", "properties": {"p": {"$ref": "#/definitions/x"}}},
+            [
+                "s.properties[p].$ref: Forbidden: $ref is not supported",
+                "s.properties[p].type: Required value: must not be empty for specified object fields",
+            ],
+            id="ref",
+        ),
+        pytest.param(
+            {"type": "object", "properties": {"p": {"type": "str"}}},
+            [
+                's.properties[p].type: Unsupported value: "str": supported values: "array", '
+                '"boolean", "integer", "number", "object", "string"'
+            ],
+            id="unknown-type",
+        ),
+        pytest.param(
+            {
+                "type": "object",
+                "properties": {
+                    "p": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "set",
+                        "items": {"type": "object"},
+                    }
+                },
+            },
+            [
+                's.properties[p].items.x-kubernetes-map-type: Invalid value: "": must be atomic '
+                "as item of a list with x-kubernetes-list-type=set"
+            ],
+            id="set-of-granular-objects",
+        ),
     ],
 )
 def test_structural_errors(node: dict, errors: list[str]) -> None:
     assert [str(e) for e in structural_errors(node, "s")] == errors
+
+
+def test_prune_schema_fields_walks_every_subschema() -> None:
+    node = {
+        "type": "object",
+        "x-unknown": 1,
+        "properties": {"a": {"type": "array", "items": {"type": "string", "bad": True}}},
+        "additionalProperties": {"type": "string", "also": 1},
+        "anyOf": [{"required": ["a"], "oops": 0}],
+        "not": {"what": 1},
+    }
+    dropped = prune_schema_fields(node, "s")
+    assert sorted(dropped) == [
+        "s.additionalProperties.also",
+        "s.anyOf[0].oops",
+        "s.not.what",
+        "s.properties.a.items.bad",
+        "s.x-unknown",
+    ]
+    assert prune_schema_fields(node, "s") == []

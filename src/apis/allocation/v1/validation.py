@@ -44,52 +44,38 @@ def _s(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _min_max_errors(path: Path, min_name: str, lo: int, max_name: str, hi: int) -> list[FieldError]:
+    """Both bounds non-negative, and the maximum 0 (unbounded) or not below the minimum."""
+    errs: list[FieldError] = []
+    if lo < 0:
+        errs.append(invalid(path.child(min_name), lo, IS_NEGATIVE_ERROR_MSG))
+    if hi < 0:
+        errs.append(invalid(path.child(max_name), hi, IS_NEGATIVE_ERROR_MSG))
+    if hi < lo and hi != 0:
+        errs.append(invalid(path, hi, f"{max_name} must zero or greater than {min_name} {lo}"))
+    return errs
+
+
 def validate_counter_selectors(
     counters: dict[str, CounterSelector], path: Path
 ) -> list[FieldError]:
     errs: list[FieldError] = []
     for key in sorted(counters):
-        sel = counters[key]
-        p = path.key(key)
-        min_count, max_count = _n(sel.min_count), _n(sel.max_count)
-        min_avail, max_avail = _n(sel.min_available), _n(sel.max_available)
-        if min_count < 0:
-            errs.append(invalid(p.child("minCount"), min_count, IS_NEGATIVE_ERROR_MSG))
-        if max_count < 0:
-            errs.append(invalid(p.child("maxCount"), max_count, IS_NEGATIVE_ERROR_MSG))
-        if max_count < min_count and max_count != 0:
-            errs.append(
-                invalid(p, max_count, f"maxCount must zero or greater than minCount {min_count}")
-            )
-        if min_avail < 0:
-            errs.append(invalid(p.child("minAvailable"), min_avail, IS_NEGATIVE_ERROR_MSG))
-        if max_avail < 0:
-            errs.append(invalid(p.child("maxAvailable"), max_avail, IS_NEGATIVE_ERROR_MSG))
-        if max_avail < min_avail and max_avail != 0:
-            errs.append(
-                invalid(
-                    p, max_avail, f"maxAvailable must zero or greater than minAvailable {min_avail}"
-                )
-            )
+        sel, p = counters[key], path.key(key)
+        errs += _min_max_errors(p, "minCount", _n(sel.min_count), "maxCount", _n(sel.max_count))
+        errs += _min_max_errors(
+            p, "minAvailable", _n(sel.min_available), "maxAvailable", _n(sel.max_available)
+        )
     return errs
 
 
 def validate_list_selectors(lists: dict[str, ListSelector], path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     for key in sorted(lists):
-        sel = lists[key]
-        p = path.key(key)
-        min_avail, max_avail = _n(sel.min_available), _n(sel.max_available)
-        if min_avail < 0:
-            errs.append(invalid(p.child("minAvailable"), min_avail, IS_NEGATIVE_ERROR_MSG))
-        if max_avail < 0:
-            errs.append(invalid(p.child("maxAvailable"), max_avail, IS_NEGATIVE_ERROR_MSG))
-        if max_avail < min_avail and max_avail != 0:
-            errs.append(
-                invalid(
-                    p, max_avail, f"maxAvailable must zero or greater than minAvailable {min_avail}"
-                )
-            )
+        sel, p = lists[key], path.key(key)
+        errs += _min_max_errors(
+            p, "minAvailable", _n(sel.min_available), "maxAvailable", _n(sel.max_available)
+        )
     return errs
 
 

@@ -23,17 +23,7 @@ import msgspec
 from agones.client.errors import ApiError, error_from_status
 from agones.client.rest import Resource
 from agones.informers.labels import parse
-
-
-def status(code: int, reason: str, message: str = "") -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "status": "Failure",
-        "code": code,
-        "reason": reason,
-        "message": message or reason,
-    }
+from tests.status import failure_status as status
 
 
 def api_error(code: int, reason: str, message: str = "") -> ApiError:
