@@ -460,8 +460,6 @@ def structural_errors(
         if key == "anyOf" and int_or_string and node.get(key) == _INT_OR_STRING_ANY_OF:
             continue  # the IntOrString pattern apiextensions allows (isIntOrStringAnyOfPattern)
         for i, sub in enumerate(node.get(key) or []):
-            if key == "anyOf" and int_or_string and node["anyOf"] == _INT_OR_STRING_ANY_OF:
-                break  # the one typed anyOf allowed: how int-or-string is spelled for OpenAPI
             if isinstance(sub, dict) and ("type" in sub or "default" in sub):
                 errs.append(
                     field.forbidden(
