@@ -480,7 +480,6 @@ _UNSUPPORTED_KEYWORDS = (
     "$ref",
 )
 _LIST_TYPES = ["atomic", "set", "map"]
-_INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
 
 
 def _unsupported_errors(node: Schema, path: str) -> list[FieldError]:
