@@ -84,11 +84,12 @@ def test_sdk_shutdown_removes_pod_and_game_server_and_frees_the_port(
 
 def test_missed_health_pings_make_the_game_server_unhealthy(framework: Framework) -> None:
     health = {"initialDelaySeconds": 1, "periodSeconds": 1, "failureThreshold": 1}
-    # the game takes 5 s to exit on SIGTERM, so the failed liveness probe's SIGTERM cannot finish
-    # the pod (and so Shutdown the GameServer) before the sidecar has written Unhealthy
+    # the game takes 15 s to exit on SIGTERM, so the failed liveness probe's SIGTERM cannot finish
+    # the pod (and so Shutdown the GameServer) before the sidecar has written Unhealthy, even on a
+    # loaded machine (5 s once lost that race with two cores shared by several test runs)
     gs = framework.create_ready(
         game_server(
-            "unhealthy", simulate=False, health=health, args=["-gracefulTerminationDelaySec=5"]
+            "unhealthy", simulate=False, health=health, args=["-gracefulTerminationDelaySec=15"]
         )
     )
     assert udp(gs["status"]["address"], host_port(gs), "UNHEALTHY") == "ACK: UNHEALTHY\n"
