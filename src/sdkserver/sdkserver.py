@@ -469,12 +469,13 @@ class SDKServer(CountsAndLists):
         self._health_task = asyncio.create_task(self._health_loop())
 
     async def _health_loop(self) -> None:
+        # Go's wait.Until: the first check runs at once, then one every period
         while True:
-            await self.clock.sleep(self.health_period)
             self.check_health()
             if not self.healthy():
                 log.warning("GameServer has failed health check")
                 self.enqueue_state("Unhealthy")
+            await self.clock.sleep(self.health_period)
 
     def check_health(self) -> None:
         if self.health_last_updated + self.health_period < self.clock.monotonic():

@@ -176,6 +176,21 @@ async def test_missed_health_pings_make_it_unhealthy_and_unhealthy_sticks(h: Har
     assert h.server.gs_state == "Unhealthy"
 
 
+async def test_first_health_check_runs_on_the_first_probe(h: Harness) -> None:
+    # the kubelet's first probe comes after initialDelaySeconds; no ping since start is a miss at
+    # once (Go's wait.Until), then one per period: the 3rd miss is at 7 + 2 * 5 s
+    await h.clock.advance(7)
+    h.server.ensure_health_checks_running()
+    await h.clock.settle()
+    assert h.server.health_failure_count == 1
+    await h.clock.advance(5 * 2 - 0.1)
+    assert h.server.health_failure_count == 2
+    await h.clock.advance(0.1)
+    assert not h.server.healthy()
+    await h.clock.advance(0.5)
+    assert h.state == "Unhealthy"
+
+
 async def test_health_autostart_after_initial_delay() -> None:
     h = Harness(health_autostart=True)
     await h.server.run()
