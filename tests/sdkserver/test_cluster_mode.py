@@ -183,3 +183,27 @@ async def test_sidecar_process_in_cluster_mode(tmp_path: Path) -> None:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+async def test_a_port_in_use_is_an_error_exit_not_a_crash(tmp_path: Path) -> None:
+    from agones.cmd.sdkserver import SDKServerSettings
+    from agones.featuregates import FeatureGates
+    from agones.sdkserver.cluster import run_cluster
+
+    async with fake_api(copy.deepcopy(GS)) as api:
+        busy = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        try:
+            taken = busy.sockets[0].getsockname()[1]
+            settings = SDKServerSettings(
+                gameserver_name="gs-1",
+                pod_namespace="games",
+                kubeconfig=str(api.kubeconfig(tmp_path)),
+                address="127.0.0.1",
+                grpc_port=free_port(),
+                http_port=taken,
+                health_port=free_port(),
+            )
+            assert await asyncio.wait_for(run_cluster(settings, FeatureGates()), 10) == 1
+        finally:
+            busy.close()
+            await busy.wait_closed()
