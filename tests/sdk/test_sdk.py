@@ -76,6 +76,17 @@ async def test_watch_and_health_over_grpc() -> None:
         assert srv.backend.requests.count("health") == 3
 
 
+async def test_close_ends_background_watches() -> None:
+    async with running_local(expected="") as srv:
+        sdk = AsyncSDK("127.0.0.1", srv.grpc_port)
+        await sdk.connect(5)
+        seen = asyncio.Event()
+        task = await sdk.watch_game_server(lambda gs: seen.set())
+        await asyncio.wait_for(seen.wait(), 5)
+        await sdk.close()
+        assert task.cancelled()
+
+
 async def test_blocking_wrapper_covers_core_alpha_and_beta() -> None:
     async with running_local() as srv:
 
