@@ -66,6 +66,11 @@ class KubeGameServerStore:
         return self._session
 
     async def close(self) -> None:
+        """Let events still being posted finish (2 s at most), then close the session."""
+        if self._event_tasks:
+            _, late = await asyncio.wait(self._event_tasks, timeout=2)
+            for task in late:
+                task.cancel()
         if self._session is not None:
             await self._session.close()
             self._session = None

@@ -96,6 +96,15 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
             await store.close()
 
 
+async def test_kube_store_close_lets_the_last_event_go_out(tmp_path: Path) -> None:
+    async with fake_api(copy.deepcopy(GS)) as api:
+        store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
+        gs = await store.get()
+        store.record_event(gs, "Normal", "Shutdown", "SDK state change")
+        await store.close()
+        assert [e["reason"] for e in api.events] == ["Shutdown"]
+
+
 @pytest.mark.slow
 async def test_sidecar_process_in_cluster_mode(tmp_path: Path) -> None:
     async with fake_api(copy.deepcopy(GS)) as api:
