@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 import structlog
 
+from ..apis.meta.validation import is_qualified_name, is_valid_label_value
 from ..featuregates import Feature, FeatureGates
 from ..sdk.proto import sdk_pb2
 from ..sdk.proto.alpha import alpha_pb2
@@ -50,7 +51,6 @@ from .jsonpatch import create_patch
 from .queue import CoalescingQueue
 from .sdk import METADATA_PREFIX, convert, parse_rfc3339
 from .store import ConflictError, GameServerStore
-from .validation import is_qualified_name, is_valid_label_value
 
 log = structlog.get_logger("agones.sdkserver")
 

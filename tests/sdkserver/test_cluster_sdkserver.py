@@ -261,6 +261,13 @@ async def test_watch_sends_the_game_server_then_every_change(h: Harness) -> None
             "bad key", "v", 'invalid label key "bad key": name part must consist of', id="key"
         ),
         pytest.param("k", "bad value!", 'invalid label value "bad value!" for key "k"', id="value"),
+        pytest.param(
+            "example.com/",
+            "v",
+            'invalid label key "example.com/": name part must be non-empty, '
+            "name part must consist of alphanumeric characters",
+            id="empty-name-also-fails-the-pattern",
+        ),
     ],
 )
 async def test_set_label_validates(h: Harness, key: str, value: str, message: str) -> None:
