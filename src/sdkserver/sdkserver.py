@@ -130,6 +130,8 @@ class SDKServer(CountsAndLists):
         self.list_max_capacity = self.options.list_max_capacity
         self.counter_updates: dict[str, CounterUpdate] = {}
         self.list_updates: dict[str, ListUpdate] = {}
+        self.counters_lock = asyncio.Lock()
+        self.lists_lock = asyncio.Lock()
         self.health_disabled = False
         self.health_period = 5.0
         self.health_threshold = 3
@@ -307,28 +309,25 @@ class SDKServer(CountsAndLists):
         self.event(result, "Normal", "PlayerCount", f"Set to {players['count']}")
 
     async def update_counters(self) -> None:
-        gs = await self.game_server()
-        new = copy.deepcopy(gs)
-        counters = (new.get("status") or {}).get("counters") or {}
-        pending = self.counter_updates
-        self.counter_updates = {}
-        for name, update in pending.items():
-            if name not in counters:
-                continue
-            counter = counters[name]
-            if update.capacity_set is not None:
-                counter["capacity"] = update.capacity_set
-            if update.count_set is not None:
-                counter["count"] = update.count_set
-            count = int(counter.get("count") or 0) + update.diff
-            counter["count"] = max(0, min(count, int(counter.get("capacity") or 0)))
-        try:
+        # The batch stays pending, and counter RPCs wait, until the write is done (Go holds its
+        # update lock over the patch): a failed write keeps every change for the retry.
+        async with self.counters_lock:
+            gs = await self.game_server()
+            new = copy.deepcopy(gs)
+            counters = (new.get("status") or {}).get("counters") or {}
+            for name, update in self.counter_updates.items():
+                if name not in counters:
+                    continue
+                counter = counters[name]
+                if update.capacity_set is not None:
+                    counter["capacity"] = update.capacity_set
+                if update.count_set is not None:
+                    counter["count"] = update.count_set
+                count = int(counter.get("count") or 0) + update.diff
+                counter["count"] = max(0, min(count, int(counter.get("capacity") or 0)))
             result = await self._patch(gs, new)
-        except BaseException:
-            for name, update in pending.items():  # keep them for the retry
-                self.counter_updates.setdefault(name, update)
-            raise
-        for name in pending:
+            written, self.counter_updates = self.counter_updates, {}
+        for name in written:
             if name in counters:
                 message = (
                     f"Counter {name} updated to Count:{counters[name]['count']} "
@@ -337,27 +336,22 @@ class SDKServer(CountsAndLists):
                 self.event(result, "Normal", "UpdateCounter", message)
 
     async def update_lists(self) -> None:
-        gs = await self.game_server()
-        new = copy.deepcopy(gs)
-        lists = (new.get("status") or {}).get("lists") or {}
-        pending = self.list_updates
-        self.list_updates = {}
-        for name, update in pending.items():
-            if name not in lists:
-                continue
-            lst = lists[name]
-            if update.capacity_set is not None:
-                lst["capacity"] = update.capacity_set
-            values = [v for v in lst.get("values") or [] if v not in update.to_delete]
-            values = merge_remove_duplicates(values, update.to_append)
-            lst["values"] = values[: int(lst.get("capacity") or 0)]
-        try:
+        async with self.lists_lock:  # as update_counters
+            gs = await self.game_server()
+            new = copy.deepcopy(gs)
+            lists = (new.get("status") or {}).get("lists") or {}
+            for name, update in self.list_updates.items():
+                if name not in lists:
+                    continue
+                lst = lists[name]
+                if update.capacity_set is not None:
+                    lst["capacity"] = update.capacity_set
+                values = [v for v in lst.get("values") or [] if v not in update.to_delete]
+                values = merge_remove_duplicates(values, update.to_append)
+                lst["values"] = values[: int(lst.get("capacity") or 0)]
             result = await self._patch(gs, new)
-        except BaseException:
-            for name, update in pending.items():
-                self.list_updates.setdefault(name, update)
-            raise
-        for name in pending:
+            written, self.list_updates = self.list_updates, {}
+        for name in written:
             if name in lists:
                 self.event(result, "Normal", "UpdateList", f"List {name} updated")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import AsyncIterator
 from typing import Any
@@ -333,6 +334,65 @@ async def test_counter_changes_are_batched_and_projected(h: Harness) -> None:
     assert h.store.events == [
         ("Normal", "UpdateCounter", "Counter rooms updated to Count:15 Capacity:20")
     ]
+
+
+class GatedStore(InMemoryGameServerStore):
+    """Each write waits for `gate`; the first `conflicts` writes then fail."""
+
+    def __init__(self, gs: dict[str, Any], conflicts: int = 0) -> None:
+        super().__init__(gs)
+        self.gate = asyncio.Event()
+        self.in_flight = asyncio.Event()
+        self.conflicts = conflicts
+
+    async def patch(self, patch: Patch) -> dict[str, Any]:
+        self.in_flight.set()
+        await self.gate.wait()
+        if self.conflicts:
+            self.conflicts -= 1
+            raise ConflictError("changed")
+        return await super().patch(patch)
+
+
+async def _gated(conflicts: int) -> Harness:
+    h = Harness()
+    h.store = GatedStore(copy.deepcopy(GS), conflicts)
+    h.server.store = h.store
+    await h.server.run()
+    return h
+
+
+@pytest.mark.parametrize(
+    ("conflicts", "second_diff", "outcome"),
+    [
+        # Go holds the update lock over the write: the second call sees count 9 and is refused
+        pytest.param(0, 2, "out-of-range", id="checked-against-the-written-count"),
+        # a failed write keeps its batch: the retry writes both diffs
+        pytest.param(1, 1, 1 + 8 + 1, id="failed-write-keeps-its-batch"),
+    ],
+)
+async def test_counter_update_during_a_write(
+    conflicts: int, second_diff: int, outcome: Any
+) -> None:
+    h = await _gated(conflicts)
+    store = h.store
+    assert isinstance(store, GatedStore)
+    await h.server.update_counter(counter_update(diff=8))
+    await h.clock.advance(0.5)
+    await asyncio.wait_for(store.in_flight.wait(), 5)
+    second = asyncio.create_task(h.server.update_counter(counter_update(diff=second_diff)))
+    await h.clock.settle()
+    store.gate.set()
+    if outcome == "out-of-range":
+        with pytest.raises(SDKError) as err:
+            await asyncio.wait_for(second, 5)
+        assert err.value.code == grpc.StatusCode.OUT_OF_RANGE
+    else:
+        await asyncio.wait_for(second, 5)
+    await h.clock.advance(2)
+    expected = 9 if outcome == "out-of-range" else outcome
+    assert h.gs["status"]["counters"]["rooms"]["count"] == expected
+    await h.server.stop()
 
 
 async def test_list_changes_are_batched_with_their_errors(h: Harness) -> None:
