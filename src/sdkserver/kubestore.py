@@ -157,6 +157,7 @@ class KubeGameServerStore:
                         version = str((obj.get("metadata") or {}).get("resourceVersion", version))
                         if kind in ("ADDED", "MODIFIED"):
                             yield obj
-            except (aiohttp.ClientError, ApiError, json.JSONDecodeError) as err:
+            except (aiohttp.ClientError, OSError, ApiError, json.JSONDecodeError) as err:
+                # OSError: TimeoutError of the session's total timeout on the list, among others
                 log.info("GameServer watch interrupted, retrying", error=str(err))
                 await asyncio.sleep(1)

@@ -96,6 +96,28 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
             await store.close()
 
 
+async def test_kube_store_watch_survives_a_list_timeout(tmp_path: Path) -> None:
+    async with fake_api(copy.deepcopy(GS)) as api:
+        store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
+        real_list, calls = store._list, []
+
+        async def flaky_list() -> tuple[dict[str, Any], str]:
+            calls.append(1)
+            if len(calls) == 1:
+                raise TimeoutError  # what aiohttp raises when the session's total timeout passes
+            return await real_list()
+
+        store._list = flaky_list  # type: ignore[method-assign]
+        watch = store.watch()
+        try:
+            gs = await asyncio.wait_for(anext(watch), 10)
+            assert gs["metadata"]["name"] == "gs-1"
+            assert len(calls) == 2
+        finally:
+            await watch.aclose()
+            await store.close()
+
+
 async def test_kube_store_close_lets_the_last_event_go_out(tmp_path: Path) -> None:
     async with fake_api(copy.deepcopy(GS)) as api:
         store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
