@@ -114,3 +114,20 @@ async def test_blocking_wrapper_covers_core_alpha_and_beta() -> None:
         assert (name, count) == ("local", 3)
         assert updates[:2] == ["Ready", "Allocated"]
         assert srv.backend.gs.object_meta.labels["agones.dev/sdk-k"] == "v"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("soon", 'time: invalid duration "soon"', id="no-number"),
+        pytest.param("5", 'time: missing unit in duration "5"', id="no-unit"),
+        pytest.param("1x", 'time: unknown unit "x" in duration "1x"', id="unknown-unit"),
+    ],
+)
+def test_go_durations_are_refused_with_go_messages(text: str, message: str) -> None:
+    from agones.sdk.duration import parse_go_duration
+
+    assert parse_go_duration("1m30s") == 90.0
+    with pytest.raises(ValueError) as err:
+        parse_go_duration(text)
+    assert str(err.value) == message
