@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 import structlog
 
+from ..apis.meta.objectmeta import format_rfc3339_nano, format_time, parse_time
 from ..apis.meta.validation import is_qualified_name, is_valid_label_value
 from ..featuregates import Feature, FeatureGates
 from ..sdk.proto import sdk_pb2
@@ -49,7 +50,7 @@ from .errors import SDKError, plain_error
 from .events import EventRecorder, go_duration
 from .jsonpatch import create_patch
 from .queue import CoalescingQueue
-from .sdk import METADATA_PREFIX, convert, parse_rfc3339
+from .sdk import METADATA_PREFIX, convert
 from .store import ConflictError, GameServerStore
 
 log = structlog.get_logger("agones.sdkserver")
@@ -79,11 +80,9 @@ class SDKServerOptions:
 
 
 def rfc3339(ts: float, nanos: bool = False) -> str:
-    dt = datetime.fromtimestamp(ts, UTC)
-    if not nanos:
-        return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-    fraction = f"{dt.microsecond:06d}000".rstrip("0")
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
+    """`metav1.Time` (whole seconds), or Go's RFC3339Nano text (`time.Time.MarshalText`)."""
+    when = datetime.fromtimestamp(ts, UTC)
+    return format_rfc3339_nano(when) if nanos else format_time(when)
 
 
 def _resource_version(gs: dict[str, Any]) -> int:
@@ -158,7 +157,7 @@ class SDKServer(CountsAndLists):
         self.touch_health_last_updated()
         status = gs.get("status") or {}
         if status.get("state") == "Reserved" and status.get("reservedUntil"):
-            until = parse_rfc3339(status["reservedUntil"]).timestamp()
+            until = parse_time(status["reservedUntil"]).timestamp()
             self._reset_reserve_after(until - self.clock.now())
         if self.gates.enabled(Feature.PLAYER_TRACKING) and status.get("players") is not None:
             self.player_capacity = int(status["players"].get("capacity") or 0)
