@@ -144,6 +144,9 @@ class Extensions:
     async def stop(self) -> None:
         self.stopping.set()
         await asyncio.sleep(self.settings.readiness_shutdown_duration)
+        await self._close()
+
+    async def _close(self) -> None:
         await self.webhooks.stop()
         if self._http is not None:
             await self._http.cleanup()
@@ -155,7 +158,11 @@ class Extensions:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, done.set)
-        await self.start()
+        try:
+            await self.start()
+        except BaseException:
+            await self._close()  # the server that did start
+            raise
         await done.wait()
         self.log.info("shutting down")
         await self.stop()
@@ -176,7 +183,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {err}")
         return 2
     configure_logging(settings.log_level)
-    asyncio.run(Extensions(settings).run_until_signalled())
+    try:
+        asyncio.run(Extensions(settings).run_until_signalled())
+    except OSError as err:
+        print(f"error: could not serve: {err}")
+        return 1
     return 0
 
 

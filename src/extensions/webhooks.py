@@ -201,6 +201,8 @@ def review(
     request: dict[str, Any] = body["request"]
     uid = str(request.get("uid", ""))
     gvk = request.get("kind") or {}
+    if not isinstance(gvk, dict):
+        raise ReviewError("request.kind is not a group/version/kind object")
     group, version, kind_name = (str(gvk.get(k, "")) for k in ("group", "version", "kind"))
     operation = str(request.get("operation", ""))
     route = _route(path, group, kind_name, operation)

@@ -69,8 +69,11 @@ class AsyncSDK:
 
     async def close(self) -> None:
         """Close the health stream, stop watches and close the channel."""
-        for task in list(self._watches):
+        watches = list(self._watches)
+        for task in watches:
             task.cancel()
+        # let them finish before the channel goes, so none is left pending or unretrieved
+        await asyncio.gather(*watches, return_exceptions=True)
         if self._health is not None:
             # half-close, then wait for the sidecar's reply so no ping is lost in flight
             with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError, TimeoutError):

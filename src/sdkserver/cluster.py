@@ -73,15 +73,19 @@ async def run_cluster(settings: SDKServerSettings, gates: FeatureGates) -> int:
             health_autostart=settings.health_autostart,
         )
         server = SDKServer(store, gates, options=options, recorder=store)
-        await server.run()
-        serving = await serve_sdk(
-            server,
-            address=settings.address,
-            grpc_port=settings.grpc_port,
-            http_port=settings.http_port,
-            health=server,
-            health_port=settings.health_port,
-        )
+        try:
+            await server.run()
+            serving = await serve_sdk(
+                server,
+                address=settings.address,
+                grpc_port=settings.grpc_port,
+                http_port=settings.http_port,
+                health=server,
+                health_port=settings.health_port,
+            )
+        except (ApiError, OSError) as err:
+            log.error("Could not start SDK server", error=str(err))
+            return 1
         log.info(
             "SDK server running",
             gameserver=f"{settings.pod_namespace}/{settings.gameserver_name}",

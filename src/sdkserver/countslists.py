@@ -2,7 +2,8 @@
 
 Changes are batched per counter/list (`counter_updates`, `list_updates`) and written by the
 `updateCounters`/`updateLists` operations; reads project the pending changes onto the stored
-values. UpdateCounter applies capacity, then count, then countDiff, validating each against the
+values. While a batch is being written, the RPCs of its kind wait (Agones holds its update lock over
+the write), so checks see the written values and a failed write keeps its batch for the retry. UpdateCounter applies capacity, then count, then countDiff, validating each against the
 projected values; UpdateList (mask paths `capacity`, `values`) answers an empty List as Agones'
 sidecar does. Errors carry the codes the beta proto documents: NOT_FOUND, OUT_OF_RANGE,
 ALREADY_EXISTS, INVALID_ARGUMENT.
@@ -11,6 +12,7 @@ ALREADY_EXISTS, INVALID_ARGUMENT.
 from __future__ import annotations
 
 import abc
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +60,9 @@ class CountsAndLists(abc.ABC):
     _gs: dict[str, Any]
     counter_updates: dict[str, CounterUpdate]
     list_updates: dict[str, ListUpdate]
+    counters_lock: asyncio.Lock
+    """Held while a batch of counter changes is being written (lists_lock: of list changes)."""
+    lists_lock: asyncio.Lock
     queue: CoalescingQueue
     list_max_capacity: int
 
@@ -68,6 +73,13 @@ class CountsAndLists(abc.ABC):
     @abc.abstractmethod
     async def game_server(self) -> dict[str, Any]:
         """The GameServer as last read (waiting for the first read)."""
+
+    async def _settled(self, lock: asyncio.Lock) -> None:
+        """Wait for the first read and for a write of pending changes in flight, as Go's RPCs wait
+        for its update lock: callers then read and change the batch without awaiting again."""
+        await self.game_server()
+        async with lock:
+            pass
 
     def _stored_counter(self, name: str) -> dict[str, int]:
         counters = (self._gs.get("status") or {}).get("counters") or {}
@@ -90,7 +102,7 @@ class CountsAndLists(abc.ABC):
 
     async def get_counter(self, request: beta_pb2.GetCounterRequest) -> beta_pb2.Counter:
         self._require(Feature.COUNTS_AND_LISTS)
-        await self.game_server()
+        await self._settled(self.counters_lock)
         stored = self._stored_counter(request.name)
         pending = self.counter_updates.get(request.name)
         if pending is None:
@@ -113,7 +125,7 @@ class CountsAndLists(abc.ABC):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"invalid argument. Malformed CounterUpdateRequest: {str(req).strip()}",
             )
-        await self.game_server()
+        await self._settled(self.counters_lock)
         stored = self._stored_counter(req.name)
         update = self.counter_updates.get(req.name) or CounterUpdate(stored)
         update = CounterUpdate(stored, update.capacity_set, update.count_set, update.diff)
@@ -164,7 +176,7 @@ class CountsAndLists(abc.ABC):
 
     async def get_list(self, request: beta_pb2.GetListRequest) -> beta_pb2.List:
         self._require(Feature.COUNTS_AND_LISTS)
-        await self.game_server()
+        await self._settled(self.lists_lock)
         return self._projected_list(request.name)
 
     async def update_list(self, request: beta_pb2.UpdateListRequest) -> beta_pb2.List:
@@ -188,7 +200,7 @@ class CountsAndLists(abc.ABC):
                 f"out of range. Capacity must be within range [0,{limit}]. "
                 f"Found Capacity: {request.list.capacity}",
             )
-        await self.game_server()
+        await self._settled(self.lists_lock)
         try:
             current = self._projected_list(request.list.name)
         except SDKError:
@@ -208,7 +220,7 @@ class CountsAndLists(abc.ABC):
 
     async def add_list_value(self, request: beta_pb2.AddListValueRequest) -> beta_pb2.List:
         self._require(Feature.COUNTS_AND_LISTS)
-        await self.game_server()
+        await self._settled(self.lists_lock)
         current = self._projected_list(request.name)
         if current.capacity <= len(current.values):
             raise SDKError(
@@ -230,7 +242,7 @@ class CountsAndLists(abc.ABC):
 
     async def remove_list_value(self, request: beta_pb2.RemoveListValueRequest) -> beta_pb2.List:
         self._require(Feature.COUNTS_AND_LISTS)
-        await self.game_server()
+        await self._settled(self.lists_lock)
         current = self._projected_list(request.name)
         if request.value not in current.values:
             raise SDKError(

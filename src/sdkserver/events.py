@@ -7,7 +7,10 @@ recorder, `<object>.<unix nanos in hex>`).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Protocol
+
+from ..apis.meta.objectmeta import format_time
 
 COMPONENT = "gameserver-sidecar"
 
@@ -21,7 +24,7 @@ def event_body(
 ) -> dict[str, Any]:
     meta = gs.get("metadata") or {}
     nanos = int(now * 1e9)
-    stamp = _rfc3339(now)
+    stamp = format_time(datetime.fromtimestamp(now, UTC))
     return {
         "apiVersion": "v1",
         "kind": "Event",
@@ -45,12 +48,6 @@ def event_body(
         "lastTimestamp": stamp,
         "count": 1,
     }
-
-
-def _rfc3339(ts: float) -> str:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def go_duration(seconds: float) -> str:

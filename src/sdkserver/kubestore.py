@@ -66,6 +66,11 @@ class KubeGameServerStore:
         return self._session
 
     async def close(self) -> None:
+        """Let events still being posted finish (2 s at most), then close the session."""
+        if self._event_tasks:
+            _, late = await asyncio.wait(self._event_tasks, timeout=2)
+            for task in late:
+                task.cancel()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -152,6 +157,7 @@ class KubeGameServerStore:
                         version = str((obj.get("metadata") or {}).get("resourceVersion", version))
                         if kind in ("ADDED", "MODIFIED"):
                             yield obj
-            except (aiohttp.ClientError, ApiError, json.JSONDecodeError) as err:
+            except (aiohttp.ClientError, OSError, ApiError, json.JSONDecodeError) as err:
+                # OSError: TimeoutError of the session's total timeout on the list, among others
                 log.info("GameServer watch interrupted, retrying", error=str(err))
                 await asyncio.sleep(1)

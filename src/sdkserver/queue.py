@@ -110,17 +110,19 @@ class CoalescingQueue:
             self._last_start[key] = self.clock.monotonic()
             try:
                 await self.handler(key)
-                self.processed += 1
-            except asyncio.CancelledError:
-                raise
             except Exception as err:
                 self.failures += 1
                 log.warning("sync failed, retrying", key=key, error=str(err))
-                self._processing.discard(key)
-                self.enqueue_after(key, self.delay)
-                continue
+                retry = True
+            else:
+                self.processed += 1
+                retry = False
             finally:
                 self._processing.discard(key)
-            if key in self._dirty:
+            if retry:
+                # the retry writes whatever was asked for meanwhile: one write, not two
+                self._dirty.discard(key)
+                self.enqueue_after(key, self.delay)
+            elif key in self._dirty:
                 self._dirty.discard(key)
                 self._ready(key)

@@ -7,9 +7,9 @@ time (-62135596800), as Agones' `metav1.Time{}.Unix()` does.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from ..apis.meta.objectmeta import parse_time
 from ..featuregates import Feature, FeatureGates
 from ..sdk.proto import sdk_pb2
 
@@ -19,15 +19,10 @@ METADATA_PREFIX = "agones.dev/sdk-"
 GO_ZERO_TIME_UNIX = -62135596800
 
 
-def parse_rfc3339(text: str) -> datetime:
-    """Parse a Kubernetes RFC 3339 timestamp (`2024-01-02T03:04:05Z`, fractions allowed)."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-
-
 def to_unix(text: str | None) -> int:
     if not text:
         return GO_ZERO_TIME_UNIX
-    return int(parse_rfc3339(text).timestamp())
+    return int(parse_time(text).timestamp())
 
 
 def convert(gs: dict[str, Any], gates: FeatureGates) -> sdk_pb2.GameServer:

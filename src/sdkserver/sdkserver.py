@@ -32,6 +32,8 @@ from typing import Any
 import grpc
 import structlog
 
+from ..apis.meta.objectmeta import format_rfc3339_nano, format_time, parse_time
+from ..apis.meta.validation import is_qualified_name, is_valid_label_value
 from ..featuregates import Feature, FeatureGates
 from ..sdk.proto import sdk_pb2
 from ..sdk.proto.alpha import alpha_pb2
@@ -48,9 +50,8 @@ from .errors import SDKError, plain_error
 from .events import EventRecorder, go_duration
 from .jsonpatch import create_patch
 from .queue import CoalescingQueue
-from .sdk import METADATA_PREFIX, convert, parse_rfc3339
+from .sdk import METADATA_PREFIX, convert
 from .store import ConflictError, GameServerStore
-from .validation import is_qualified_name, is_valid_label_value
 
 log = structlog.get_logger("agones.sdkserver")
 
@@ -79,11 +80,9 @@ class SDKServerOptions:
 
 
 def rfc3339(ts: float, nanos: bool = False) -> str:
-    dt = datetime.fromtimestamp(ts, UTC)
-    if not nanos:
-        return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-    fraction = f"{dt.microsecond:06d}000".rstrip("0")
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
+    """`metav1.Time` (whole seconds), or Go's RFC3339Nano text (`time.Time.MarshalText`)."""
+    when = datetime.fromtimestamp(ts, UTC)
+    return format_rfc3339_nano(when) if nanos else format_time(when)
 
 
 def _resource_version(gs: dict[str, Any]) -> int:
@@ -130,6 +129,8 @@ class SDKServer(CountsAndLists):
         self.list_max_capacity = self.options.list_max_capacity
         self.counter_updates: dict[str, CounterUpdate] = {}
         self.list_updates: dict[str, ListUpdate] = {}
+        self.counters_lock = asyncio.Lock()
+        self.lists_lock = asyncio.Lock()
         self.health_disabled = False
         self.health_period = 5.0
         self.health_threshold = 3
@@ -156,7 +157,7 @@ class SDKServer(CountsAndLists):
         self.touch_health_last_updated()
         status = gs.get("status") or {}
         if status.get("state") == "Reserved" and status.get("reservedUntil"):
-            until = parse_rfc3339(status["reservedUntil"]).timestamp()
+            until = parse_time(status["reservedUntil"]).timestamp()
             self._reset_reserve_after(until - self.clock.now())
         if self.gates.enabled(Feature.PLAYER_TRACKING) and status.get("players") is not None:
             self.player_capacity = int(status["players"].get("capacity") or 0)
@@ -307,28 +308,25 @@ class SDKServer(CountsAndLists):
         self.event(result, "Normal", "PlayerCount", f"Set to {players['count']}")
 
     async def update_counters(self) -> None:
-        gs = await self.game_server()
-        new = copy.deepcopy(gs)
-        counters = (new.get("status") or {}).get("counters") or {}
-        pending = self.counter_updates
-        self.counter_updates = {}
-        for name, update in pending.items():
-            if name not in counters:
-                continue
-            counter = counters[name]
-            if update.capacity_set is not None:
-                counter["capacity"] = update.capacity_set
-            if update.count_set is not None:
-                counter["count"] = update.count_set
-            count = int(counter.get("count") or 0) + update.diff
-            counter["count"] = max(0, min(count, int(counter.get("capacity") or 0)))
-        try:
+        # The batch stays pending, and counter RPCs wait, until the write is done (Go holds its
+        # update lock over the patch): a failed write keeps every change for the retry.
+        async with self.counters_lock:
+            gs = await self.game_server()
+            new = copy.deepcopy(gs)
+            counters = (new.get("status") or {}).get("counters") or {}
+            for name, update in self.counter_updates.items():
+                if name not in counters:
+                    continue
+                counter = counters[name]
+                if update.capacity_set is not None:
+                    counter["capacity"] = update.capacity_set
+                if update.count_set is not None:
+                    counter["count"] = update.count_set
+                count = int(counter.get("count") or 0) + update.diff
+                counter["count"] = max(0, min(count, int(counter.get("capacity") or 0)))
             result = await self._patch(gs, new)
-        except BaseException:
-            for name, update in pending.items():  # keep them for the retry
-                self.counter_updates.setdefault(name, update)
-            raise
-        for name in pending:
+            written, self.counter_updates = self.counter_updates, {}
+        for name in written:
             if name in counters:
                 message = (
                     f"Counter {name} updated to Count:{counters[name]['count']} "
@@ -337,27 +335,22 @@ class SDKServer(CountsAndLists):
                 self.event(result, "Normal", "UpdateCounter", message)
 
     async def update_lists(self) -> None:
-        gs = await self.game_server()
-        new = copy.deepcopy(gs)
-        lists = (new.get("status") or {}).get("lists") or {}
-        pending = self.list_updates
-        self.list_updates = {}
-        for name, update in pending.items():
-            if name not in lists:
-                continue
-            lst = lists[name]
-            if update.capacity_set is not None:
-                lst["capacity"] = update.capacity_set
-            values = [v for v in lst.get("values") or [] if v not in update.to_delete]
-            values = merge_remove_duplicates(values, update.to_append)
-            lst["values"] = values[: int(lst.get("capacity") or 0)]
-        try:
+        async with self.lists_lock:  # as update_counters
+            gs = await self.game_server()
+            new = copy.deepcopy(gs)
+            lists = (new.get("status") or {}).get("lists") or {}
+            for name, update in self.list_updates.items():
+                if name not in lists:
+                    continue
+                lst = lists[name]
+                if update.capacity_set is not None:
+                    lst["capacity"] = update.capacity_set
+                values = [v for v in lst.get("values") or [] if v not in update.to_delete]
+                values = merge_remove_duplicates(values, update.to_append)
+                lst["values"] = values[: int(lst.get("capacity") or 0)]
             result = await self._patch(gs, new)
-        except BaseException:
-            for name, update in pending.items():
-                self.list_updates.setdefault(name, update)
-            raise
-        for name in pending:
+            written, self.list_updates = self.list_updates, {}
+        for name in written:
             if name in lists:
                 self.event(result, "Normal", "UpdateList", f"List {name} updated")
 
@@ -469,12 +462,13 @@ class SDKServer(CountsAndLists):
         self._health_task = asyncio.create_task(self._health_loop())
 
     async def _health_loop(self) -> None:
+        # Go's wait.Until: the first check runs at once, then one every period
         while True:
-            await self.clock.sleep(self.health_period)
             self.check_health()
             if not self.healthy():
                 log.warning("GameServer has failed health check")
                 self.enqueue_state("Unhealthy")
+            await self.clock.sleep(self.health_period)
 
     def check_health(self) -> None:
         if self.health_last_updated + self.health_period < self.clock.monotonic():

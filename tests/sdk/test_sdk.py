@@ -76,6 +76,17 @@ async def test_watch_and_health_over_grpc() -> None:
         assert srv.backend.requests.count("health") == 3
 
 
+async def test_close_ends_background_watches() -> None:
+    async with running_local(expected="") as srv:
+        sdk = AsyncSDK("127.0.0.1", srv.grpc_port)
+        await sdk.connect(5)
+        seen = asyncio.Event()
+        task = await sdk.watch_game_server(lambda gs: seen.set())
+        await asyncio.wait_for(seen.wait(), 5)
+        await sdk.close()
+        assert task.cancelled()
+
+
 async def test_blocking_wrapper_covers_core_alpha_and_beta() -> None:
     async with running_local() as srv:
 
@@ -103,3 +114,20 @@ async def test_blocking_wrapper_covers_core_alpha_and_beta() -> None:
         assert (name, count) == ("local", 3)
         assert updates[:2] == ["Ready", "Allocated"]
         assert srv.backend.gs.object_meta.labels["agones.dev/sdk-k"] == "v"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("soon", 'time: invalid duration "soon"', id="no-number"),
+        pytest.param("5", 'time: missing unit in duration "5"', id="no-unit"),
+        pytest.param("1x", 'time: unknown unit "x" in duration "1x"', id="unknown-unit"),
+    ],
+)
+def test_go_durations_are_refused_with_go_messages(text: str, message: str) -> None:
+    from agones.sdk.duration import parse_go_duration
+
+    assert parse_go_duration("1m30s") == 90.0
+    with pytest.raises(ValueError) as err:
+        parse_go_duration(text)
+    assert str(err.value) == message

@@ -96,6 +96,37 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
             await store.close()
 
 
+async def test_kube_store_watch_survives_a_list_timeout(tmp_path: Path) -> None:
+    async with fake_api(copy.deepcopy(GS)) as api:
+        store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
+        real_list, calls = store._list, []
+
+        async def flaky_list() -> tuple[dict[str, Any], str]:
+            calls.append(1)
+            if len(calls) == 1:
+                raise TimeoutError  # what aiohttp raises when the session's total timeout passes
+            return await real_list()
+
+        store._list = flaky_list  # type: ignore[method-assign]
+        watch = store.watch()
+        try:
+            gs = await asyncio.wait_for(anext(watch), 10)
+            assert gs["metadata"]["name"] == "gs-1"
+            assert len(calls) == 2
+        finally:
+            await watch.aclose()
+            await store.close()
+
+
+async def test_kube_store_close_lets_the_last_event_go_out(tmp_path: Path) -> None:
+    async with fake_api(copy.deepcopy(GS)) as api:
+        store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
+        gs = await store.get()
+        store.record_event(gs, "Normal", "Shutdown", "SDK state change")
+        await store.close()
+        assert [e["reason"] for e in api.events] == ["Shutdown"]
+
+
 @pytest.mark.slow
 async def test_sidecar_process_in_cluster_mode(tmp_path: Path) -> None:
     async with fake_api(copy.deepcopy(GS)) as api:
@@ -183,3 +214,27 @@ async def test_sidecar_process_in_cluster_mode(tmp_path: Path) -> None:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+async def test_a_port_in_use_is_an_error_exit_not_a_crash(tmp_path: Path) -> None:
+    from agones.cmd.sdkserver import SDKServerSettings
+    from agones.featuregates import FeatureGates
+    from agones.sdkserver.cluster import run_cluster
+
+    async with fake_api(copy.deepcopy(GS)) as api:
+        busy = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        try:
+            taken = busy.sockets[0].getsockname()[1]
+            settings = SDKServerSettings(
+                gameserver_name="gs-1",
+                pod_namespace="games",
+                kubeconfig=str(api.kubeconfig(tmp_path)),
+                address="127.0.0.1",
+                grpc_port=free_port(),
+                http_port=taken,
+                health_port=free_port(),
+            )
+            assert await asyncio.wait_for(run_cluster(settings, FeatureGates()), 10) == 1
+        finally:
+            busy.close()
+            await busy.wait_closed()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import AsyncIterator
 from typing import Any
@@ -176,6 +177,21 @@ async def test_missed_health_pings_make_it_unhealthy_and_unhealthy_sticks(h: Har
     assert h.server.gs_state == "Unhealthy"
 
 
+async def test_first_health_check_runs_on_the_first_probe(h: Harness) -> None:
+    # the kubelet's first probe comes after initialDelaySeconds; no ping since start is a miss at
+    # once (Go's wait.Until), then one per period: the 3rd miss is at 7 + 2 * 5 s
+    await h.clock.advance(7)
+    h.server.ensure_health_checks_running()
+    await h.clock.settle()
+    assert h.server.health_failure_count == 1
+    await h.clock.advance(5 * 2 - 0.1)
+    assert h.server.health_failure_count == 2
+    await h.clock.advance(0.1)
+    assert not h.server.healthy()
+    await h.clock.advance(0.5)
+    assert h.state == "Unhealthy"
+
+
 async def test_health_autostart_after_initial_delay() -> None:
     h = Harness(health_autostart=True)
     await h.server.run()
@@ -246,6 +262,13 @@ async def test_watch_sends_the_game_server_then_every_change(h: Harness) -> None
             "bad key", "v", 'invalid label key "bad key": name part must consist of', id="key"
         ),
         pytest.param("k", "bad value!", 'invalid label value "bad value!" for key "k"', id="value"),
+        pytest.param(
+            "example.com/",
+            "v",
+            'invalid label key "example.com/": name part must be non-empty, '
+            "name part must consist of alphanumeric characters",
+            id="empty-name-also-fails-the-pattern",
+        ),
     ],
 )
 async def test_set_label_validates(h: Harness, key: str, value: str, message: str) -> None:
@@ -311,6 +334,65 @@ async def test_counter_changes_are_batched_and_projected(h: Harness) -> None:
     assert h.store.events == [
         ("Normal", "UpdateCounter", "Counter rooms updated to Count:15 Capacity:20")
     ]
+
+
+class GatedStore(InMemoryGameServerStore):
+    """Each write waits for `gate`; the first `conflicts` writes then fail."""
+
+    def __init__(self, gs: dict[str, Any], conflicts: int = 0) -> None:
+        super().__init__(gs)
+        self.gate = asyncio.Event()
+        self.in_flight = asyncio.Event()
+        self.conflicts = conflicts
+
+    async def patch(self, patch: Patch) -> dict[str, Any]:
+        self.in_flight.set()
+        await self.gate.wait()
+        if self.conflicts:
+            self.conflicts -= 1
+            raise ConflictError("changed")
+        return await super().patch(patch)
+
+
+async def _gated(conflicts: int) -> Harness:
+    h = Harness()
+    h.store = GatedStore(copy.deepcopy(GS), conflicts)
+    h.server.store = h.store
+    await h.server.run()
+    return h
+
+
+@pytest.mark.parametrize(
+    ("conflicts", "second_diff", "outcome"),
+    [
+        # Go holds the update lock over the write: the second call sees count 9 and is refused
+        pytest.param(0, 2, "out-of-range", id="checked-against-the-written-count"),
+        # a failed write keeps its batch: the retry writes both diffs
+        pytest.param(1, 1, 1 + 8 + 1, id="failed-write-keeps-its-batch"),
+    ],
+)
+async def test_counter_update_during_a_write(
+    conflicts: int, second_diff: int, outcome: Any
+) -> None:
+    h = await _gated(conflicts)
+    store = h.store
+    assert isinstance(store, GatedStore)
+    await h.server.update_counter(counter_update(diff=8))
+    await h.clock.advance(0.5)
+    await asyncio.wait_for(store.in_flight.wait(), 5)
+    second = asyncio.create_task(h.server.update_counter(counter_update(diff=second_diff)))
+    await h.clock.settle()
+    store.gate.set()
+    if outcome == "out-of-range":
+        with pytest.raises(SDKError) as err:
+            await asyncio.wait_for(second, 5)
+        assert err.value.code == grpc.StatusCode.OUT_OF_RANGE
+    else:
+        await asyncio.wait_for(second, 5)
+    await h.clock.advance(2)
+    expected = 9 if outcome == "out-of-range" else outcome
+    assert h.gs["status"]["counters"]["rooms"]["count"] == expected
+    await h.server.stop()
 
 
 async def test_list_changes_are_batched_with_their_errors(h: Harness) -> None:

@@ -105,6 +105,25 @@ async def test_keys_are_independent_and_failures_retry() -> None:
     await queue.stop()
 
 
+async def test_a_change_asked_for_during_a_failed_write_is_written_once() -> None:
+    clock = FakeClock()
+    calls: list[float] = []
+
+    async def handler(key: str) -> None:
+        calls.append(clock.monotonic())
+        if len(calls) == 1:
+            queue.enqueue_after(key, 0)  # an SDK call lands while the write is in flight
+            raise RuntimeError("boom")
+
+    queue = CoalescingQueue(handler, clock, 0.5)
+    queue.start()
+    queue.enqueue("updateState")
+    await clock.advance(3)
+    assert calls == pytest.approx([0.5, 1.0])
+    assert not queue.pending()
+    await queue.stop()
+
+
 async def test_enqueue_after_keeps_the_earlier_time() -> None:
     clock = FakeClock()
     recorder = Recorder(clock)

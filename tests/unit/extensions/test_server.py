@@ -121,3 +121,19 @@ async def test_extensions_process_serves_health_and_stops() -> None:
                 assert r.status == 200
     finally:
         await ext.stop()
+
+
+def test_a_port_in_use_is_an_error_exit_not_a_crash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    # structlog would keep printing to this test's captured stdout after it is closed
+    monkeypatch.setattr(cmd, "configure_logging", lambda level: None)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        args = parse(["--bind", "127.0.0.1", "--webhook-port", "0", "--http-port", str(port)])
+        assert cmd.run(args) == 1
+    assert "could not serve" in capsys.readouterr().out

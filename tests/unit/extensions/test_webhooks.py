@@ -160,7 +160,10 @@ def test_unknown_registered_route_kind_is_allowed_with_a_warning() -> None:
     assert answer["response"]["warnings"]
 
 
-@pytest.mark.parametrize("body", [None, [], {"request": "x"}, {"kind": "AdmissionReview"}])
+@pytest.mark.parametrize(
+    "body",
+    [None, [], {"request": "x"}, {"kind": "AdmissionReview"}, {"request": {"kind": "GameServer"}}],
+)
 def test_not_a_review(body: Any) -> None:
     with pytest.raises(ReviewError):
         review("/validate", body, GATES)
