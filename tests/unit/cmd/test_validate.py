@@ -78,3 +78,29 @@ def test_unusable_input(
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
     assert main(["validate", "-f", "-"]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_unquoted_timestamps_stay_strings(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # kubectl (sigs.k8s.io/yaml) reads `start: 2024-02-20T16:04:04Z` as a string; PyYAML's safe
+    # loader would make it a datetime, which the schema then rejects as "must be of type string".
+    manifest = """
+apiVersion: autoscaling.agones.dev/v1
+kind: FleetAutoscaler
+metadata: {name: sched}
+spec:
+  fleetName: simple
+  policy:
+    type: Schedule
+    schedule:
+      between: {start: 2024-02-20T16:04:04Z, end: 2099-02-20T16:04:04Z}
+      activePeriod: {startCron: "* * * * *"}
+      policy:
+        type: Buffer
+        buffer: {bufferSize: 5, minReplicas: 10, maxReplicas: 20}
+"""
+    monkeypatch.setattr("sys.stdin", io.StringIO(manifest))
+    assert main(["validate", "-f", "-", "-o", "json"]) == 0
+    between = json.loads(capsys.readouterr().out)["spec"]["policy"]["schedule"]["between"]
+    assert between == {"start": "2024-02-20T16:04:04Z", "end": "2099-02-20T16:04:04Z"}
