@@ -193,6 +193,12 @@ SCHEMA_FACTS = [
     ("Fleet", "spec.priorities.[].order", {"default": "Ascending"}),
     ("Fleet", "spec.template.metadata.labels", {"type": "object"}),
     ("GameServerSet", "spec.replicas", {"minimum": 0}),
+    ("GameServerSet", "status.shutdownReplicas", {"minimum": 0}),
+    ("GameServerSet", "status.players.count", {"minimum": 0}),
+    ("Fleet", "status.readyReplicas", {"minimum": 0}),
+    ("Fleet", "status.counters", {"maxProperties": 1000}),
+    ("Fleet", "status.counters.{}.count", {"default": 0, "minimum": 0}),
+    ("Fleet", "status.lists.{}.allocatedCapacity", {"minimum": 0}),
 ]  # fmt: skip
 
 

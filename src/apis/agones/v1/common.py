@@ -79,22 +79,22 @@ class AllocationOverflow(Struct, rename="camel", omit_defaults=True):
 
 
 class AggregatedPlayerStatus(Struct, rename="camel", omit_defaults=True):
-    count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    count: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
 
 
 class AggregatedCounterStatus(Struct, rename="camel", omit_defaults=True):
-    allocated_count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    allocated_capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    allocated_count: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    allocated_capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    count: Annotated[int, crd(go="always", default=0, minimum=0)] | UnsetType = UNSET
+    capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
 
 
 class AggregatedListStatus(Struct, rename="camel", omit_defaults=True):
-    allocated_count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    allocated_capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    allocated_count: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    allocated_capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    count: Annotated[int, crd(go="always", default=0, minimum=0)] | UnsetType = UNSET
+    capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
 
 
 def safe_add(x: int, y: int) -> int:

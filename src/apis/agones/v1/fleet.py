@@ -13,6 +13,7 @@ import copy
 import enum
 from typing import Annotated
 
+import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from ....featuregates import Feature, FeatureGates
@@ -74,13 +75,15 @@ class FleetSpec(Struct, rename="camel", omit_defaults=True):
 
 
 class FleetStatus(Struct, rename="camel", omit_defaults=True):
-    replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    ready_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    reserved_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    allocated_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    ready_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    reserved_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    allocated_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
     players: Annotated[AggregatedPlayerStatus, crd(go="ptr")] | UnsetType | None = UNSET
-    counters: dict[str, AggregatedCounterStatus] | UnsetType = UNSET
-    lists: dict[str, AggregatedListStatus] | UnsetType = UNSET
+    counters: (
+        Annotated[dict[str, AggregatedCounterStatus], crd(max_properties=1000)] | UnsetType
+    ) = UNSET
+    lists: Annotated[dict[str, AggregatedListStatus], crd(max_properties=1000)] | UnsetType = UNSET
 
 
 class Fleet(Struct, rename="camel", omit_defaults=True):
@@ -188,7 +191,8 @@ def validate_schema_and_metadata(fleet: Fleet, gates: FeatureGates) -> list[Fiel
     """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = fleet.spec if isinstance(fleet.spec, FleetSpec) else FleetSpec()
     errs = validate_metadata(fleet.metadata)
-    errs += schema.validate_schema(fleet, Path())
+    # Status belongs to the status subresource: the apiserver drops it from a create first.
+    errs += schema.validate_schema(msgspec.structs.replace(fleet, status=UNSET), Path())
     errs += validate_template_schema(spec.template)
     return errs + validate_replicas_scale(spec.replicas)
 

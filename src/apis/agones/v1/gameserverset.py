@@ -46,14 +46,16 @@ class GameServerSetSpec(Struct, rename="camel", omit_defaults=True):
 
 
 class GameServerSetStatus(Struct, rename="camel", omit_defaults=True):
-    replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    ready_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    reserved_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    allocated_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    shutdown_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    ready_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    reserved_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    allocated_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    shutdown_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
     players: Annotated[AggregatedPlayerStatus, crd(go="ptr")] | UnsetType | None = UNSET
-    counters: dict[str, AggregatedCounterStatus] | UnsetType = UNSET
-    lists: dict[str, AggregatedListStatus] | UnsetType = UNSET
+    counters: (
+        Annotated[dict[str, AggregatedCounterStatus], crd(max_properties=1000)] | UnsetType
+    ) = UNSET
+    lists: Annotated[dict[str, AggregatedListStatus], crd(max_properties=1000)] | UnsetType = UNSET
 
 
 class GameServerSet(Struct, rename="camel", omit_defaults=True):
@@ -151,7 +153,8 @@ def validate_schema_and_metadata(gss: GameServerSet, gates: FeatureGates) -> lis
     """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = gss.spec if isinstance(gss.spec, GameServerSetSpec) else GameServerSetSpec()
     errs = validate_metadata(gss.metadata)
-    errs += schema.validate_schema(gss, Path())
+    # Status belongs to the status subresource: the apiserver drops it from a create first.
+    errs += schema.validate_schema(msgspec.structs.replace(gss, status=UNSET), Path())
     errs += validate_template_schema(spec.template)
     return errs + validate_replicas_scale(spec.replicas)
 
