@@ -21,7 +21,7 @@ from ....version import VERSION
 from ...field import FieldError, GoValue, Path, invalid, not_supported
 from ...meta import schema
 from ...meta.intstr import IntOrStr, IntOrString, get_value_from_int_or_percent
-from ...meta.objectmeta import ObjectMeta, new_controller_ref
+from ...meta.objectmeta import ObjectMeta, new_controller_ref, validate_create_metadata
 from ...meta.schema import crd
 from ...scheduling import SchedulingStrategy
 from . import common, gameserver_validation
@@ -40,7 +40,6 @@ from .gameserverset import (
     priorities_forbidden,
     template_spec,
     validate_gs_spec,
-    validate_metadata,
     validate_replicas_scale,
     validate_template_schema,
 )
@@ -190,7 +189,7 @@ def validate_rolling_update(value: IntOrStr | UnsetType, path: Path) -> list[Fie
 def validate_schema_and_metadata(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
     """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = fleet.spec if isinstance(fleet.spec, FleetSpec) else FleetSpec()
-    errs = validate_metadata(fleet.metadata)
+    errs = validate_create_metadata(fleet.metadata)
     # Status belongs to the status subresource: the apiserver drops it from a create first.
     errs += schema.validate_schema(msgspec.structs.replace(fleet, status=UNSET), Path())
     errs += validate_template_schema(spec.template)
