@@ -46,19 +46,6 @@ def format_time(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def format_rfc3339_nano(when: datetime) -> str:
-    """Go's `time.RFC3339Nano` in UTC (trailing zeros of the fraction trimmed)."""
-    when = when.astimezone(UTC)
-    text = when.strftime("%Y-%m-%dT%H:%M:%S")
-    if when.microsecond:
-        text += "." + f"{when.microsecond:06d}".rstrip("0")
-    return text + "Z"
-
-
-def now_time() -> str:
-    return format_time(datetime.now(UTC))
-
-
 class OwnerReference(Struct, rename="camel", omit_defaults=True):
     api_version: Annotated[str, crd(go="always")] | UnsetType = UNSET
     kind: Annotated[str, crd(go="always")] | UnsetType = UNSET

@@ -33,8 +33,6 @@ ERR_CONTAINER_NAME_INVALID = (
     "Container must be empty or the name of a container in the pod template"
 )
 
-INT64_MAX = 2**63 - 1
-
 
 class PriorityType(enum.StrEnum):
     COUNTER = "Counter"
@@ -95,11 +93,6 @@ class AggregatedListStatus(Struct, rename="camel", omit_defaults=True):
     allocated_capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
     count: Annotated[int, crd(go="always", default=0, minimum=0)] | UnsetType = UNSET
     capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
-
-
-def safe_add(x: int, y: int) -> int:
-    """Add, saturating at the int64 maximum (Go `SafeAdd`)."""
-    return INT64_MAX if x > INT64_MAX - y else x + y
 
 
 def _or_empty(m: Mapping[str, str] | UnsetType | None) -> dict[str, str]:
