@@ -18,6 +18,7 @@ and every error.
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import json
@@ -254,9 +255,11 @@ class Scheme:
                 errors = self.validate(obj, gates)
             else:
                 # An update gets the CRD schema's defaults too, but no mutating webhook (Agones'
-                # mutate only on CREATE).
+                # mutate only on CREATE); the stored object is read with those defaults as well.
                 schema.apply_schema_defaults(obj)
-                errors = self.validate_update(old, obj, gates)
+                stored = copy.deepcopy(old)
+                schema.apply_schema_defaults(stored)
+                errors = self.validate_update(stored, obj, gates)
         except Exception as err:  # a bug in a rule is reported, not raised
             errors = [FieldError(ErrorType.INTERNAL, "", detail=f"{type(err).__name__}: {err}")]
         return Admission(obj, errors, kind)

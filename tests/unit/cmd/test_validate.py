@@ -104,3 +104,14 @@ spec:
     assert main(["validate", "-f", "-", "-o", "json"]) == 0
     between = json.loads(capsys.readouterr().out)["spec"]["policy"]["schedule"]["between"]
     assert between == {"start": "2024-02-20T16:04:04Z", "end": "2099-02-20T16:04:04Z"}
+
+
+def test_update_reads_both_objects_with_schema_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A counter left to the schema's defaults is the same counter in the old and the new object.
+    manifest = yaml.safe_load((FIXTURES / "gameserverset.yaml").read_text())
+    manifest["spec"]["template"]["spec"]["counters"] = {"rooms": {}}
+    path = tmp_path / "gss.json"
+    path.write_text(json.dumps(manifest))
+    assert main(["validate", "-f", str(path), "--old", str(path)]) == 0, capsys.readouterr().err
