@@ -12,11 +12,13 @@ on CREATE), optionally `validate_schema(obj, gates)` (the schema part alone) and
 apiserver's structural checks (every type or enum error at once, as a `DecodeError` carrying
 `FieldError`s); `decode_json(cls, data)` is the fast path for trusted apiserver output. `encode`
 gives the JSON-ready dict. `admit(data, gates)` runs the whole create/update pipeline and never
-raises: it returns the defaulted object (when decodable) and every error.
+raises: it returns the defaulted object (when decodable; an update gets only the schema defaults)
+and every error.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import json
@@ -252,7 +254,12 @@ class Scheme:
                 self.apply_defaults(obj, gates)
                 errors = self.validate(obj, gates)
             else:
-                errors = self.validate_update(old, obj, gates)
+                # An update gets the CRD schema's defaults too, but no mutating webhook (Agones'
+                # mutate only on CREATE); the stored object is read with those defaults as well.
+                schema.apply_schema_defaults(obj)
+                stored = copy.deepcopy(old)
+                schema.apply_schema_defaults(stored)
+                errors = self.validate_update(stored, obj, gates)
         except Exception as err:  # a bug in a rule is reported, not raised
             errors = [FieldError(ErrorType.INTERNAL, "", detail=f"{type(err).__name__}: {err}")]
         return Admission(obj, errors, kind)

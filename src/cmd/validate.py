@@ -1,7 +1,7 @@
 """`agones validate -f FILE`: decode, default and validate manifests as Agones would on create.
 
-Every document in FILE (YAML or JSON, `-` for stdin; multi-document YAML allowed) must be a
-registered kind. Valid documents are printed in their stored (defaulted) form; invalid ones print
+Every document in FILE (YAML or JSON, `-` for stdin; multi-document YAML allowed; unquoted
+timestamps stay strings, as kubectl reads them) must be a registered kind. Valid documents are printed in their stored (defaulted) form; invalid ones print
 the apiserver-style message (`<Kind>.<group> "<name>" is invalid: ...`) with every error. With
 `--old`, documents are checked as updates of the object in that file. Exit 0 when all are valid,
 1 when any is invalid or unreadable, 2 on bad flags.
@@ -40,9 +40,20 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+class _KubeYAMLLoader(yaml.SafeLoader):
+    """YAML as kubectl reads it (sigs.k8s.io/yaml): an unquoted timestamp stays a string."""
+
+
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_KubeYAMLLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def _read(name: str) -> list[Any]:
     text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
-    return [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    return [doc for doc in yaml.load_all(text, Loader=_KubeYAMLLoader) if doc is not None]
 
 
 def _describe(doc: Any, admission: Admission) -> str:

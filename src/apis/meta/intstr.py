@@ -63,9 +63,6 @@ class IntOrString:
             return cls.from_string(raw)
         return cls.from_int(raw)
 
-    def to_raw(self) -> int | str:
-        return self.str_val if self.type is Type.STRING else self.int_val
-
     def go_repr(self) -> str:
         """Go's `%#v`, e.g. `intstr.IntOrString{Type:1, IntVal:0, StrVal:"0%"}`."""
         return (

@@ -3,6 +3,7 @@
 Every ObjectMeta field is kept, `managedFields` as raw JSON. Times stay the strings the apiserver sent
 (`Time`), so a decode → encode round trip is byte-exact; `parse_time` / `format_time` convert when a
 value is needed. Go writes `metav1.Time` as RFC 3339 in UTC with whole seconds (`2024-07-04T23:04:04Z`).
+`validate_create_metadata` is the apiserver's own create-time check of any custom resource's metadata.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import Annotated, Any
 
 from msgspec import UNSET, Struct, UnsetType
 
+from ..field import FieldError, Path
 from .schema import crd
+from .validation import validate_annotations, validate_labels, validate_object_meta_name
 
 Time = Annotated[str, crd(format="date-time")]
 
@@ -41,19 +44,6 @@ def parse_time(text: str) -> datetime:
 def format_time(when: datetime) -> str:
     """`metav1.Time` on the wire: UTC, whole seconds, `Z`."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def format_rfc3339_nano(when: datetime) -> str:
-    """Go's `time.RFC3339Nano` in UTC (trailing zeros of the fraction trimmed)."""
-    when = when.astimezone(UTC)
-    text = when.strftime("%Y-%m-%dT%H:%M:%S")
-    if when.microsecond:
-        text += "." + f"{when.microsecond:06d}".rstrip("0")
-    return text + "Z"
-
-
-def now_time() -> str:
-    return format_time(datetime.now(UTC))
 
 
 class OwnerReference(Struct, rename="camel", omit_defaults=True):
@@ -130,3 +120,18 @@ def controller_of(meta: ObjectMeta) -> OwnerReference | None:
         if ref.controller is True:
             return ref
     return None
+
+
+def validate_create_metadata(meta: ObjectMeta | UnsetType | None) -> list[FieldError]:
+    """The apiserver's checks of a created custom resource's metadata, whatever its kind: name or
+    generateName, label and annotation syntax."""
+    m = meta if isinstance(meta, ObjectMeta) else ObjectMeta()
+    path = Path("metadata")
+    errs = validate_object_meta_name(
+        m.name if isinstance(m.name, str) else None,
+        m.generate_name if isinstance(m.generate_name, str) else None,
+        path,
+    )
+    errs += validate_labels(m.labels if isinstance(m.labels, dict) else None, path.child("labels"))
+    annotations = m.annotations if isinstance(m.annotations, dict) else None
+    return errs + validate_annotations(annotations, path.child("annotations"))

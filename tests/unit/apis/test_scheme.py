@@ -70,6 +70,25 @@ def test_admit_defaults_validates_and_never_raises(scheme: Scheme) -> None:
     assert crashing.errors[0].reason == "InternalError"
 
 
+def test_admit_update_applies_schema_defaults_only(scheme: Scheme) -> None:
+    applied: list[str] = []
+    kind = Kind(
+        "example.dev",
+        "v1",
+        "Widget",
+        "widgets",
+        Widget,
+        _validate,
+        apply_defaults=lambda obj, gates: applied.append("webhook"),
+    )
+    s = Scheme()
+    s.register(kind)
+    old = s.decode({"apiVersion": "example.dev/v1", "kind": "Widget", "spec": {"size": 5}})
+    update = s.admit({"apiVersion": "example.dev/v1", "kind": "Widget", "spec": {}}, old=old)
+    assert update.allowed and update.obj.spec.size == 3
+    assert applied == []
+
+
 def test_admit_rejects_non_object_documents_cleanly(scheme: Scheme) -> None:
     for doc in ([1, 2], 3, None):
         admission = scheme.admit(doc)  # type: ignore[arg-type]

@@ -78,3 +78,40 @@ def test_unusable_input(
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
     assert main(["validate", "-f", "-"]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_unquoted_timestamps_stay_strings(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # kubectl (sigs.k8s.io/yaml) reads `start: 2024-02-20T16:04:04Z` as a string; PyYAML's safe
+    # loader would make it a datetime, which the schema then rejects as "must be of type string".
+    manifest = """
+apiVersion: autoscaling.agones.dev/v1
+kind: FleetAutoscaler
+metadata: {name: sched}
+spec:
+  fleetName: simple
+  policy:
+    type: Schedule
+    schedule:
+      between: {start: 2024-02-20T16:04:04Z, end: 2099-02-20T16:04:04Z}
+      activePeriod: {startCron: "* * * * *"}
+      policy:
+        type: Buffer
+        buffer: {bufferSize: 5, minReplicas: 10, maxReplicas: 20}
+"""
+    monkeypatch.setattr("sys.stdin", io.StringIO(manifest))
+    assert main(["validate", "-f", "-", "-o", "json"]) == 0
+    between = json.loads(capsys.readouterr().out)["spec"]["policy"]["schedule"]["between"]
+    assert between == {"start": "2024-02-20T16:04:04Z", "end": "2099-02-20T16:04:04Z"}
+
+
+def test_update_reads_both_objects_with_schema_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A counter left to the schema's defaults is the same counter in the old and the new object.
+    manifest = yaml.safe_load((FIXTURES / "gameserverset.yaml").read_text())
+    manifest["spec"]["template"]["spec"]["counters"] = {"rooms": {}}
+    path = tmp_path / "gss.json"
+    path.write_text(json.dumps(manifest))
+    assert main(["validate", "-f", str(path), "--old", str(path)]) == 0, capsys.readouterr().err

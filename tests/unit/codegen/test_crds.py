@@ -185,10 +185,20 @@ SCHEMA_FACTS = [
     ("GameServer", "spec.template.spec.containers.[].resources.limits.{}", {"x-kubernetes-int-or-string": True}),
     ("GameServer", "spec.template.metadata.creationTimestamp", {"nullable": True}),
     ("GameServer", "status.reservedUntil", {"nullable": True, "format": "date-time"}),
+    # No status subresource: Agones' schema checks these on every GameServer update.
+    ("GameServer", "status.counters", {"maxProperties": 1000}),
+    ("GameServer", "status.lists", {"maxProperties": 1000}),
+    ("GameServer", "status.immutableReplicas", {"default": 1, "minimum": 1, "maximum": 1}),
     ("Fleet", "spec.strategy.rollingUpdate.maxSurge", {"x-kubernetes-int-or-string": True}),
     ("Fleet", "spec.priorities.[].order", {"default": "Ascending"}),
     ("Fleet", "spec.template.metadata.labels", {"type": "object"}),
     ("GameServerSet", "spec.replicas", {"minimum": 0}),
+    ("GameServerSet", "status.shutdownReplicas", {"minimum": 0}),
+    ("GameServerSet", "status.players.count", {"minimum": 0}),
+    ("Fleet", "status.readyReplicas", {"minimum": 0}),
+    ("Fleet", "status.counters", {"maxProperties": 1000}),
+    ("Fleet", "status.counters.{}.count", {"default": 0, "minimum": 0}),
+    ("Fleet", "status.lists.{}.allocatedCapacity", {"minimum": 0}),
 ]  # fmt: skip
 
 
@@ -243,6 +253,14 @@ def test_schema_rejects_what_agones_schema_rejects() -> None:
         "spec.lists.players.values[1]",
         "spec.template.spec.containers",
     }
+
+
+def test_gameserver_status_is_checked_like_agones_schema() -> None:
+    gs = json.loads((ORACLE / "gameserver-examples-gameserver.json").read_text())["output"]
+    gs["status"]["counters"] = {f"c{i}": {"count": 0, "capacity": 1} for i in range(1001)}
+    gs["status"]["immutableReplicas"] = 2
+    errors = set(server_errors(gs, schema_of("GameServer")))
+    assert errors == {"status.counters", "status.immutableReplicas"}
 
 
 def test_k8s_data_file_is_in_canonical_form() -> None:

@@ -33,8 +33,6 @@ ERR_CONTAINER_NAME_INVALID = (
     "Container must be empty or the name of a container in the pod template"
 )
 
-INT64_MAX = 2**63 - 1
-
 
 class PriorityType(enum.StrEnum):
     COUNTER = "Counter"
@@ -79,27 +77,22 @@ class AllocationOverflow(Struct, rename="camel", omit_defaults=True):
 
 
 class AggregatedPlayerStatus(Struct, rename="camel", omit_defaults=True):
-    count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    count: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
 
 
 class AggregatedCounterStatus(Struct, rename="camel", omit_defaults=True):
-    allocated_count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    allocated_capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    allocated_count: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    allocated_capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    count: Annotated[int, crd(go="always", default=0, minimum=0)] | UnsetType = UNSET
+    capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
 
 
 class AggregatedListStatus(Struct, rename="camel", omit_defaults=True):
-    allocated_count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    allocated_capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    count: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    capacity: Annotated[int, crd(go="always")] | UnsetType = UNSET
-
-
-def safe_add(x: int, y: int) -> int:
-    """Add, saturating at the int64 maximum (Go `SafeAdd`)."""
-    return INT64_MAX if x > INT64_MAX - y else x + y
+    allocated_count: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    allocated_capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    count: Annotated[int, crd(go="always", default=0, minimum=0)] | UnsetType = UNSET
+    capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
 
 
 def _or_empty(m: Mapping[str, str] | UnsetType | None) -> dict[str, str]:

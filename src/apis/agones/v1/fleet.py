@@ -13,6 +13,7 @@ import copy
 import enum
 from typing import Annotated
 
+import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from ....featuregates import Feature, FeatureGates
@@ -20,7 +21,7 @@ from ....version import VERSION
 from ...field import FieldError, GoValue, Path, invalid, not_supported
 from ...meta import schema
 from ...meta.intstr import IntOrStr, IntOrString, get_value_from_int_or_percent
-from ...meta.objectmeta import ObjectMeta, new_controller_ref
+from ...meta.objectmeta import ObjectMeta, new_controller_ref, validate_create_metadata
 from ...meta.schema import crd
 from ...scheduling import SchedulingStrategy
 from . import common, gameserver_validation
@@ -39,7 +40,6 @@ from .gameserverset import (
     priorities_forbidden,
     template_spec,
     validate_gs_spec,
-    validate_metadata,
     validate_replicas_scale,
     validate_template_schema,
 )
@@ -74,13 +74,15 @@ class FleetSpec(Struct, rename="camel", omit_defaults=True):
 
 
 class FleetStatus(Struct, rename="camel", omit_defaults=True):
-    replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    ready_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    reserved_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    allocated_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    ready_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    reserved_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    allocated_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
     players: Annotated[AggregatedPlayerStatus, crd(go="ptr")] | UnsetType | None = UNSET
-    counters: dict[str, AggregatedCounterStatus] | UnsetType = UNSET
-    lists: dict[str, AggregatedListStatus] | UnsetType = UNSET
+    counters: (
+        Annotated[dict[str, AggregatedCounterStatus], crd(max_properties=1000)] | UnsetType
+    ) = UNSET
+    lists: Annotated[dict[str, AggregatedListStatus], crd(max_properties=1000)] | UnsetType = UNSET
 
 
 class Fleet(Struct, rename="camel", omit_defaults=True):
@@ -187,8 +189,9 @@ def validate_rolling_update(value: IntOrStr | UnsetType, path: Path) -> list[Fie
 def validate_schema_and_metadata(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
     """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = fleet.spec if isinstance(fleet.spec, FleetSpec) else FleetSpec()
-    errs = validate_metadata(fleet.metadata)
-    errs += schema.validate_schema(fleet, Path())
+    errs = validate_create_metadata(fleet.metadata)
+    # Status belongs to the status subresource: the apiserver drops it from a create first.
+    errs += schema.validate_schema(msgspec.structs.replace(fleet, status=UNSET), Path())
     errs += validate_template_schema(spec.template)
     return errs + validate_replicas_scale(spec.replicas)
 

@@ -225,10 +225,12 @@ class GameServerStatus(Struct, rename="camel", omit_defaults=True):
     node_name: Annotated[str, crd(go="always")] | UnsetType = UNSET
     reserved_until: Annotated[Time, crd(go="always")] | UnsetType | None = UNSET
     players: Annotated[PlayerStatus, crd(go="always")] | UnsetType | None = UNSET
-    counters: dict[str, CounterStatus] | UnsetType = UNSET
-    lists: dict[str, ListStatus] | UnsetType = UNSET
+    counters: Annotated[dict[str, CounterStatus], crd(max_properties=1000)] | UnsetType = UNSET
+    lists: Annotated[dict[str, ListStatus], crd(max_properties=1000)] | UnsetType = UNSET
     eviction: Annotated[Eviction, crd(go="ptr")] | UnsetType | None = UNSET
-    immutable_replicas: Annotated[int, crd(go="absent", default=1)] | UnsetType = UNSET
+    immutable_replicas: (
+        Annotated[int, crd(go="absent", default=1, minimum=1, maximum=1)] | UnsetType
+    ) = UNSET
 
 
 class GameServer(Struct, rename="camel", omit_defaults=True):

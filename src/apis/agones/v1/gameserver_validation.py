@@ -19,8 +19,9 @@ from ....featuregates import Feature, FeatureGates
 from ....version import VERSION
 from ...field import FieldError, Path, forbidden, invalid, required
 from ...meta import schema
+from ...meta.objectmeta import validate_create_metadata
 from ...meta.quantity import QUANTITY_PATTERN, Quantity, QuantityError
-from ...meta.validation import IS_NEGATIVE_ERROR_MSG, validate_object_meta_name
+from ...meta.validation import IS_NEGATIVE_ERROR_MSG
 from ...scheduling import SchedulingStrategy
 from . import common
 from .gameserver import (
@@ -401,18 +402,7 @@ def validate_spec(
 
 def validate_schema_and_metadata(gs: GameServer, gates: FeatureGates) -> list[FieldError]:
     """What the apiserver itself checks (metadata and CRD schema), on create and update."""
-    meta = gs.metadata if gs.metadata is not UNSET else None
-    errs: list[FieldError] = []
-    if meta is not None:
-        errs += validate_object_meta_name(
-            meta.name if isinstance(meta.name, str) else None,
-            meta.generate_name if isinstance(meta.generate_name, str) else None,
-            Path("metadata"),
-        )
-        errs += common.validate_object_meta(meta.labels, meta.annotations, Path("metadata"))
-    else:
-        errs += validate_object_meta_name(None, None, Path("metadata"))
-    return errs + validate_schema(gs)
+    return validate_create_metadata(gs.metadata) + validate_schema(gs)
 
 
 def validate_webhook(gs: GameServer, gates: FeatureGates) -> list[FieldError]:

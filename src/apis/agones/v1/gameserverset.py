@@ -18,9 +18,8 @@ from msgspec import UNSET, Struct, UnsetType
 from ....featuregates import Feature, FeatureGates
 from ...field import FieldError, GoValue, Path, forbidden, invalid
 from ...meta import schema
-from ...meta.objectmeta import ObjectMeta, new_controller_ref
+from ...meta.objectmeta import ObjectMeta, new_controller_ref, validate_create_metadata
 from ...meta.schema import crd
-from ...meta.validation import validate_object_meta_name
 from ...scheduling import SchedulingStrategy
 from . import common, gameserver_validation
 from .common import (
@@ -46,14 +45,16 @@ class GameServerSetSpec(Struct, rename="camel", omit_defaults=True):
 
 
 class GameServerSetStatus(Struct, rename="camel", omit_defaults=True):
-    replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    ready_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    reserved_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    allocated_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
-    shutdown_replicas: Annotated[int, crd(go="always")] | UnsetType = UNSET
+    replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    ready_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    reserved_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    allocated_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
+    shutdown_replicas: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
     players: Annotated[AggregatedPlayerStatus, crd(go="ptr")] | UnsetType | None = UNSET
-    counters: dict[str, AggregatedCounterStatus] | UnsetType = UNSET
-    lists: dict[str, AggregatedListStatus] | UnsetType = UNSET
+    counters: (
+        Annotated[dict[str, AggregatedCounterStatus], crd(max_properties=1000)] | UnsetType
+    ) = UNSET
+    lists: Annotated[dict[str, AggregatedListStatus], crd(max_properties=1000)] | UnsetType = UNSET
 
 
 class GameServerSet(Struct, rename="camel", omit_defaults=True):
@@ -108,17 +109,6 @@ def validate_replicas_scale(replicas: object) -> list[FieldError]:
     return []
 
 
-def validate_metadata(meta: ObjectMeta | UnsetType) -> list[FieldError]:
-    """The apiserver's metadata checks on create: name or generateName, labels, annotations."""
-    m = meta if isinstance(meta, ObjectMeta) else ObjectMeta()
-    errs = validate_object_meta_name(
-        m.name if isinstance(m.name, str) else None,
-        m.generate_name if isinstance(m.generate_name, str) else None,
-        Path("metadata"),
-    )
-    return errs + common.validate_object_meta(m.labels, m.annotations, Path("metadata"))
-
-
 def validate_template_schema(template: GameServerTemplateSpec | UnsetType) -> list[FieldError]:
     spec = template_spec(template)
     return gameserver_validation.validate_pod_template_schema(
@@ -150,8 +140,9 @@ def priorities_forbidden(priorities: object, gates: FeatureGates) -> list[FieldE
 def validate_schema_and_metadata(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
     """What the apiserver itself checks: metadata, CRD schema, the scale subresource's replicas."""
     spec = gss.spec if isinstance(gss.spec, GameServerSetSpec) else GameServerSetSpec()
-    errs = validate_metadata(gss.metadata)
-    errs += schema.validate_schema(gss, Path())
+    errs = validate_create_metadata(gss.metadata)
+    # Status belongs to the status subresource: the apiserver drops it from a create first.
+    errs += schema.validate_schema(msgspec.structs.replace(gss, status=UNSET), Path())
     errs += validate_template_schema(spec.template)
     return errs + validate_replicas_scale(spec.replicas)
 

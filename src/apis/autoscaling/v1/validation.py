@@ -52,6 +52,7 @@ from ...meta.gotime import (
     parse_rfc3339,
 )
 from ...meta.intstr import IntOrString, Type, get_scaled_value_from_int_or_percent
+from ...meta.objectmeta import validate_create_metadata
 from ...meta.validation import IS_NEGATIVE_ERROR_MSG
 from .cron import CronError, parse_standard
 from .fleetautoscaler import (
@@ -507,7 +508,7 @@ def validate(
     fas: FleetAutoscaler, gates: FeatureGates, now: dt.datetime | None = None
 ) -> list[FieldError]:
     """Everything the apiserver says about creating this FleetAutoscaler (empty when accepted)."""
-    errs = validate_schema(fas)
+    errs = validate_create_metadata(fas.metadata) + validate_schema(fas)
     if errs:
         return errs
     decode_error = go_decode_error(fas)

@@ -25,7 +25,7 @@ from msgspec import UNSET, Struct, UnsetType
 from ....featuregates import FeatureGates
 from ...field import FieldError, Path, go_quote, invalid
 from ...meta import schema
-from ...meta.objectmeta import ObjectMeta
+from ...meta.objectmeta import ObjectMeta, validate_create_metadata
 from ...meta.schema import crd
 
 GROUP = "multicluster.agones.dev"
@@ -74,12 +74,13 @@ class GameServerAllocationPolicyList(Struct, rename="camel", omit_defaults=True)
 
 
 def validate(policy: GameServerAllocationPolicy, gates: FeatureGates) -> list[FieldError]:
-    """The CRD schema's checks, with the apiserver's texts; every error at once."""
+    """The apiserver's metadata and CRD schema checks, with its texts; every error at once."""
     del gates
+    errs = validate_create_metadata(policy.metadata)
     if not isinstance(policy.spec, GameServerAllocationPolicySpec):
-        return []
+        return errs
     path = Path("spec")
-    errs = schema.validate_schema(policy.spec, path)
+    errs += schema.validate_schema(policy.spec, path)
     info = policy.spec.connection_info
     if isinstance(info, ClusterConnectionInfo) and isinstance(info.server_ca, str):
         try:

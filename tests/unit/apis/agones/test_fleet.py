@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from agones.apis.scheme import Scheme
 from agones.featuregates import FeatureGates
 from agones.version import VERSION
 
-from .manifests import MISSING, container, fleet, lookup, template
+from .manifests import MISSING, container, fleet, game_server_set, lookup, template
 
 
 def _defaulted(scheme: Scheme, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -375,3 +376,14 @@ def test_replica_bounds() -> None:
     assert f.upper_bound_replicas(7) == 5
     assert f.upper_bound_replicas(3) == 3
     assert Fleet.lower_bound_replicas(-2) == 0
+
+
+@pytest.mark.parametrize("build", [fleet, game_server_set], ids=["fleet", "gameserverset"])
+def test_status_is_not_the_main_resource_schema(
+    scheme: Scheme, build: Callable[..., dict[str, Any]]
+) -> None:
+    # The apiserver drops a status-subresource kind's status on create before the schema runs,
+    # so a status the schema would reject (replicas < 0) does not fail the create.
+    manifest = build()
+    manifest["status"] = {"replicas": -1, "counters": {"c": {"count": -1}}}
+    assert scheme.admit(manifest, FeatureGates()).errors == []

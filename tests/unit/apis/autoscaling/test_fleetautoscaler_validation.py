@@ -805,6 +805,17 @@ def test_fleet_name_too_long() -> None:
     assert [(e.field, e.reason) for e in errs] == [("spec.fleetName", TOO_LONG)]
 
 
+def test_metadata_is_checked_with_the_schema() -> None:
+    # The apiserver reports metadata errors beside the schema's, before any webhook runs.
+    manifest = fas({**buffer_spec(), "fleetName": "a" * 64})
+    manifest["metadata"] = {"generateName": "Bad_"}
+    errs = admit(manifest)
+    assert [(e.field, e.reason) for e in errs] == [
+        ("metadata.generateName", "FieldValueInvalid"),
+        ("spec.fleetName", TOO_LONG),
+    ]
+
+
 def test_end_time_uses_injected_now() -> None:
     spec = schedule(between={"end": "2030-01-01T00:00:00Z"})
     assert admit(fas(spec), now=NOW) == []

@@ -112,10 +112,13 @@ def test_returns_first_policy_connection_info_of_cluster() -> None:
     assert [o.allocation_endpoints for o in order] == [["34.1.2.3"]]
 
 
-def admit(spec: dict[str, Any]) -> list[tuple[str, str, str]]:
+def admit(
+    spec: dict[str, Any], metadata: dict[str, Any] | None = None
+) -> list[tuple[str, str, str]]:
     raw = {
         "apiVersion": "multicluster.agones.dev/v1",
         "kind": "GameServerAllocationPolicy",
+        "metadata": {"name": "policy"} if metadata is None else metadata,
         "spec": spec,
     }
     cleaned, errs = schema.check_types(raw, GameServerAllocationPolicy)
@@ -217,3 +220,19 @@ INFO = {
 )
 def test_validate(spec: dict[str, Any], expected: list[tuple[str, str, str]]) -> None:
     assert admit(spec) == expected
+
+
+def test_validate_checks_metadata_as_the_apiserver_does() -> None:
+    spec = {"priority": 1, "weight": 1, "connectionInfo": {"namespace": "default"}}
+    assert admit(spec, {"generateName": "policy-"}) == []
+    assert admit(spec, {"labels": {"a": "b c"}}) == [
+        ("metadata.name", "FieldValueRequired", "Required value: name or generateName is required"),
+        (
+            "metadata.labels",
+            "FieldValueInvalid",
+            'Invalid value: "b c": a valid label must be an empty string or consist of alphanumeric '
+            "characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+            "(e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        ),
+    ]
