@@ -41,6 +41,15 @@ def parse_time(text: str) -> datetime:
     return datetime(year, month, day, hour, minute, second, micro, tzinfo=tz).astimezone(UTC)
 
 
+def format_rfc3339_nano(when: datetime) -> str:
+    """Go's `time.RFC3339Nano` in UTC (trailing zeros of the fraction trimmed)."""
+    when = when.astimezone(UTC)
+    text = when.strftime("%Y-%m-%dT%H:%M:%S")
+    if when.microsecond:
+        text += "." + f"{when.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
 def format_time(when: datetime) -> str:
     """`metav1.Time` on the wire: UTC, whole seconds, `Z`."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
