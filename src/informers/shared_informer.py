@@ -8,8 +8,8 @@ Contract (what handlers may rely on):
 * `Added`/`Updated`/`Replaced`/`Sync` deltas become `on_update(old, new)` when the key was cached,
   else `on_add(obj, is_in_initial_list)`; `Deleted` becomes `on_delete(obj)`, where `obj` may be a
   `DeletedFinalStateUnknown` tombstone. A UID change (delete + re-create missed) is an update.
-* An update whose resourceVersion did not change (a `Sync`, or a relisted object that did not change)
-  is a resync and goes only to handlers whose resync period is due.
+* An update whose resourceVersion did not change (a `Sync`, a relisted object that did not change, or
+  a watched update that kept its RV) is a resync and goes only to handlers whose resync period is due.
 * A handler added after start first receives a synthetic `on_add(obj, True)` for every cached
   object; its registration's `has_synced()` is true once those have been delivered.
 * Resync periods: 0 disables; below 1 s is raised to 1 s; a handler's period below the informer's
@@ -281,10 +281,8 @@ class SharedIndexInformer:
                 detector.add(meta_namespace_key(obj), obj)
             if old is not None:
                 self.indexer.update(obj)
-                is_sync = delta.type is DeltaType.SYNC or (
-                    delta.type is DeltaType.REPLACED
-                    and get_resource_version(old) == get_resource_version(obj)
-                )
+                # client-go's OnUpdate: whatever the delta type, an unchanged RV is a resync.
+                is_sync = get_resource_version(old) == get_resource_version(obj)
                 self._distribute(_Notification("update", obj, old), is_sync)
             else:
                 self.indexer.add(obj)

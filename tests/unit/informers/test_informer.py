@@ -288,6 +288,25 @@ async def test_relist_of_unchanged_objects_is_a_resync_not_an_update(env: Any) -
     assert rec.kinds() == [("add", "default/a")], "same RV on relist is not delivered as an update"
 
 
+async def test_watched_update_with_unchanged_rv_is_a_resync_not_an_update(env: Any) -> None:
+    # client-go's OnUpdate: any update that keeps the resourceVersion counts as a resync.
+    api, _, start = env
+    a = api.create(gs("a"))
+    informer = start()
+    rec = Recorder(informer)
+    informer.add_event_handler(rec)
+    await asyncio.wait_for(informer.wait_for_sync(), 2)
+    api.rv += 1
+    api.log.append((api.rv, "MODIFIED", a))
+    changed = api.update(a)
+    await until(lambda: len(rec.events) == 2)
+    await until(lambda: informer.last_sync_resource_version() == get_resource_version(changed))
+    assert rec.events == [
+        ("add", "default/a", "101", True),
+        ("update", "default/a", "101", get_resource_version(changed)),
+    ]
+
+
 async def test_uid_change_seen_as_update(env: Any) -> None:
     api, _, start = env
     a = api.create(gs("a"))
