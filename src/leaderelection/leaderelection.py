@@ -9,9 +9,11 @@ Semantics (and caveats) are client-go's:
 * While leading, the lease is renewed every retry_period: first optimistically over the last record
   we wrote, falling back to GET + update. If no renewal succeeds within renew_deadline, leadership is
   lost: `on_started_leading`'s task is cancelled, `run()` returns.
-* Cancelling `run()` while leading releases the lease when `release_on_cancel` (holder "" and a 1 s
-  duration, so a follower takes over within one jittered retry period). Unlike client-go, a release
-  that conflicts (a renewal cancelled in flight landed) re-reads the lease and retries once.
+* When `run()` ends after leading (cancelled, or leadership lost) the lease is released when
+  `release_on_cancel` (holder "" and a 1 s duration, so a follower takes over within one jittered
+  retry period), as client-go's `renew` does on both paths; unlike client-go, `on_started_leading`'s
+  task has been cancelled and awaited first, and a release that conflicts (a renewal cancelled in
+  flight landed) re-reads the lease and retries once.
 * After a leader dies without releasing, a follower takes over at most
   lease_duration + 2 x retry_period x (1 + jitter) later: it must first observe the last renewal
   (one jittered poll), then wait a full lease_duration, then poll again.
@@ -222,9 +224,10 @@ class LeaderElector:
             await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             timer.cancel()
-            if not task.done():
-                task.cancel()
-        if task.done() and not task.cancelled():
+            task.cancel()
+            # Let a request cut off by the deadline finish unwinding before anything else is sent.
+            await asyncio.gather(task, timer, return_exceptions=True)
+        if not task.cancelled():
             return True, task.result()
         return False, None
 
@@ -249,17 +252,17 @@ class LeaderElector:
 
     async def run(self) -> None:
         """Acquire, lead (running on_started_leading) while renewals succeed, then return."""
-        leading: asyncio.Task[None] | None = None
+        leading: asyncio.Future[None] | None = None
         try:
             await self.acquire()
             leading = asyncio.ensure_future(self.config.callbacks.on_started_leading())
             await self.renew()
-        except asyncio.CancelledError:
-            if self.config.release_on_cancel:
-                await self.release()
-            raise
         finally:
-            if leading is not None and not leading.done():
+            if leading is not None:
                 leading.cancel()
-                await asyncio.gather(leading, return_exceptions=True)
+                (outcome,) = await asyncio.gather(leading, return_exceptions=True)
+                if isinstance(outcome, Exception):
+                    self.log.error("leading failed", error=str(outcome), exc_info=outcome)
+                if self.config.release_on_cancel:
+                    await self.release()
             self.config.callbacks.on_stopped_leading()
