@@ -11,7 +11,9 @@
 4. on SIGTERM/SIGINT (or `stop()`): `/ready` fails, runnables stop taking work and drain in-flight
    syncs (bounded by `settings.shutdown_timeout`), the Lease is released, and `run()` returns 0;
 5. if leadership is lost, work is cancelled at once (no fencing: it must stop before the lease can
-   lapse) and `run()` returns 1, so the process exits non-zero as Agones' does.
+   lapse) and `run()` returns 1, so the process exits non-zero as Agones' does;
+6. if a runnable fails (or the caches do not sync in time), `run()` raises, after releasing the
+   Lease when elected: Agones exits fatally there too.
 """
 
 from __future__ import annotations
@@ -165,6 +167,10 @@ class ControllerRunner:
             stop = asyncio.create_task(self._stop.wait())
             await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
             stop.cancel()
+            for task in tasks:
+                if task.done() and not task.cancelled() and task.exception() is not None:
+                    # Agones logs "could not start runner" fatally: do not carry on leaderless work.
+                    raise RuntimeError("a controller failed") from task.exception()
             self.log.info("draining in-flight work")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
@@ -216,10 +222,13 @@ class ControllerRunner:
 
     async def _run_elected(self, runnables: Sequence[Runnable]) -> int:
         lead_done = asyncio.Event()
+        failure: asyncio.Future[Exception] = asyncio.get_running_loop().create_future()
 
         async def on_started_leading() -> None:
             try:
                 await self._lead(runnables)
+            except Exception as err:
+                failure.set_result(err)
             finally:
                 lead_done.set()
 
@@ -245,7 +254,13 @@ class ControllerRunner:
         )
         election = asyncio.create_task(elector.run())
         stop = asyncio.create_task(self._stop.wait())
-        await asyncio.wait([election, stop], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([election, stop, failure], return_when=asyncio.FIRST_COMPLETED)
+        if failure.done():
+            # The work failed while we lead: give the lease up and fail as the unelected run does.
+            stop.cancel()
+            election.cancel()
+            await asyncio.gather(election, return_exceptions=True)
+            raise failure.result()
         if election.done():
             stop.cancel()
             self.log.error("leadership lost; exiting")

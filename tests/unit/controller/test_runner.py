@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import aiohttp
+import pytest
 from prometheus_client import CollectorRegistry
 
 from agones.client.rest import Resource
@@ -201,3 +202,41 @@ async def test_runner_stops_cleanly_before_caches_sync() -> None:
     assert (await get(runner.port or 0, "/ready"))[0] == 503, "not ready until synced"
     runner.stop()
     assert await asyncio.wait_for(task, 5) == 0
+
+
+class Failing:
+    """A runnable whose workers die at once."""
+
+    async def run(self, workers: int) -> None:
+        raise ValueError("boom")
+
+    async def shut_down_with_drain(self) -> None: ...
+
+
+async def test_runner_raises_when_a_runnable_fails() -> None:
+    runner = ControllerRunner(
+        ControllerSettings(http_host="127.0.0.1", http_port=0),
+        Client(),
+        lambda ctx: [Failing()],
+        registry=CollectorRegistry(),
+    )
+    with pytest.raises(RuntimeError, match="a controller failed") as failed:
+        await asyncio.wait_for(runner.run(), 5)
+    assert isinstance(failed.value.__cause__, ValueError)
+
+
+async def test_elected_runner_releases_lease_and_raises_when_a_runnable_fails() -> None:
+    client = Client()
+    runner = ControllerRunner(
+        ControllerSettings(http_host="127.0.0.1", http_port=0, leader_election=True),
+        client,
+        lambda ctx: [Failing()],
+        clock=FakeClock(),
+        identity="me",
+        registry=CollectorRegistry(),
+    )
+    with pytest.raises(RuntimeError, match="a controller failed") as failed:
+        await asyncio.wait_for(runner.run(), 5)
+    assert isinstance(failed.value.__cause__, ValueError)
+    assert client.leases.store.lease is not None
+    assert client.leases.store.lease["spec"]["holderIdentity"] == ""
