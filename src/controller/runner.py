@@ -254,7 +254,8 @@ class ControllerRunner:
         )
         election = asyncio.create_task(elector.run())
         stop = asyncio.create_task(self._stop.wait())
-        await asyncio.wait([election, stop, failure], return_when=asyncio.FIRST_COMPLETED)
+        ends: list[asyncio.Future[Any]] = [election, stop, failure]
+        await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
         if failure.done():
             # The work failed while we lead: give the lease up and fail as the unelected run does.
             stop.cancel()
