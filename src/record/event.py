@@ -6,8 +6,10 @@ to the API as core/v1 Events. Like client-go's correlator:
 * an exact repeat (same source, object, type, reason, message) within the cache is folded into the
   existing Event: `count` + 1 and a new `lastTimestamp`, written as a strategic-merge patch (a new
   Event is created if the old one has expired away);
-* more than 10 distinct messages for the same (source, object, type, reason) within 10 minutes are
-  aggregated into one Event whose message starts with "(combined from similar events): ";
+* once 10 distinct messages have been seen for the same (source, object, type, reason), each
+  coming within 10 minutes of the previous similar event, further new messages are aggregated into
+  one Event whose message starts with "(combined from similar events): " (the set of messages
+  remembered stays below 10, as client-go's `EventAggregate` keeps it);
 * each (source, object) is rate-limited by a token bucket of 25 events refilled once per 5 minutes.
 Event names are `<object name>.<hex nanoseconds>`, in the object's namespace ("default" for
 cluster-scoped objects).
@@ -171,16 +173,17 @@ class EventBroadcaster:
         # Aggregate floods of similar events with different messages.
         message = p.message
         similar_key = (*source_key, p.type, p.reason)
-        first, messages = self._similar.get(similar_key, (p.at, set()))
-        if p.at - first > AGGREGATE_INTERVAL:
-            first, messages = p.at, set()
+        last, messages = self._similar.get(similar_key, (p.at, set()))
+        if p.at - last > AGGREGATE_INTERVAL:
+            messages = set()
         messages.add(p.message)
-        self._lru_put(self._similar, similar_key, (first, messages))
-        if len(messages) > MAX_SIMILAR_EVENTS:
+        self._lru_put(self._similar, similar_key, (p.at, messages))
+        if len(messages) < MAX_SIMILAR_EVENTS:
+            key = (*similar_key, message)
+        else:
+            messages.pop()  # any one: the set never grows past the threshold
             message = AGGREGATE_PREFIX + p.message
             key = (*similar_key, AGGREGATE_PREFIX)
-        else:
-            key = (*similar_key, message)
         now = format_micro_time(p.at)
         seen = self._seen.get(key)
         if seen is not None:

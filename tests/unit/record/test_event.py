@@ -102,9 +102,26 @@ async def test_many_similar_messages_are_aggregated(rec: Any) -> None:
         recorder.event(GS, "Warning", "Unhealthy", f"failure {i}")
     await asyncio.wait_for(broadcaster.flush(), 1)
     messages = [e["message"] for e in client.created]
-    assert messages[:10] == [f"failure {i}" for i in range(10)]
-    assert messages[10] == "(combined from similar events): failure 10"
-    assert len(client.created) == 11 and len(client.patches) == 2
+    # client-go's EventAggregate combines from the 10th distinct message on.
+    assert messages[:9] == [f"failure {i}" for i in range(9)]
+    assert messages[9] == "(combined from similar events): failure 9"
+    assert len(client.created) == 10
+    assert [p[1]["message"] for p in client.patches] == [
+        f"(combined from similar events): failure {i}" for i in (10, 11, 12)
+    ]
+
+
+async def test_aggregation_window_slides_with_each_similar_event(rec: Any) -> None:
+    recorder, broadcaster, client, clock = rec
+    for i in range(10):
+        recorder.event(GS, "Warning", "Unhealthy", f"failure {i}")
+        clock.step(100)  # each within 10 min of the last, though the first is 15 min back
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert client.created[-1]["message"] == "(combined from similar events): failure 9"
+    clock.step(601)
+    recorder.event(GS, "Warning", "Unhealthy", "failure 10")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert client.created[-1]["message"] == "failure 10", "a quiet 10 min starts afresh"
 
 
 async def test_spam_filter_and_buffer_never_block(rec: Any) -> None:
