@@ -12,8 +12,8 @@
    syncs (bounded by `settings.shutdown_timeout`), the Lease is released, and `run()` returns 0;
 5. if leadership is lost, work is cancelled at once (no fencing: it must stop before the lease can
    lapse) and `run()` returns 1, so the process exits non-zero as Agones' does;
-6. if a runnable fails (or the caches do not sync in time), `run()` raises, after releasing the
-   Lease when elected: Agones exits fatally there too.
+6. if a runnable or an informer fails (or the caches do not sync in time), `run()` raises, after
+   releasing the Lease when elected: Agones exits fatally there too.
 """
 
 from __future__ import annotations
@@ -42,6 +42,14 @@ from .health import HealthHandler
 from .settings import ControllerSettings
 
 EXIT_LEADERSHIP_LOST = 1
+
+
+def _raise_failure(tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Raise for the first of `tasks` that failed: Agones exits fatally when a controller (or an
+    informer, by panicking) fails, rather than carry on with part of the work or a stale cache."""
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise RuntimeError(f"{task.get_name()} failed") from task.exception()
 
 
 class Runnable(Protocol):
@@ -148,8 +156,10 @@ class ControllerRunner:
                 factory.wait_for_cache_sync(self.settings.cache_sync_timeout)
             )
             stop_early = asyncio.create_task(self._stop.wait())
-            await asyncio.wait([sync, stop_early], return_when=asyncio.FIRST_COMPLETED)
+            informers = factory.running()
+            await asyncio.wait([sync, stop_early, *informers], return_when=asyncio.FIRST_COMPLETED)
             stop_early.cancel()
+            _raise_failure(informers)
             if not sync.done():
                 sync.cancel()
                 self.log.info("stopped before the caches synced")
@@ -163,14 +173,14 @@ class ControllerRunner:
             gc.collect()
             gc.freeze()
             self.log.info("caches synced; starting workers", workers=self.settings.num_workers)
-            tasks = [asyncio.create_task(r.run(self.settings.num_workers)) for r in runnables]
+            tasks = [
+                asyncio.create_task(r.run(self.settings.num_workers), name=f"controller {i}")
+                for i, r in enumerate(runnables)
+            ]
             stop = asyncio.create_task(self._stop.wait())
-            await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([stop, *tasks, *informers], return_when=asyncio.FIRST_COMPLETED)
             stop.cancel()
-            for task in tasks:
-                if task.done() and not task.cancelled() and task.exception() is not None:
-                    # Agones logs "could not start runner" fatally: do not carry on leaderless work.
-                    raise RuntimeError("a controller failed") from task.exception()
+            _raise_failure([*tasks, *informers])
             self.log.info("draining in-flight work")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(

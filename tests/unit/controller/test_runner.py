@@ -220,7 +220,7 @@ async def test_runner_raises_when_a_runnable_fails() -> None:
         lambda ctx: [Failing()],
         registry=CollectorRegistry(),
     )
-    with pytest.raises(RuntimeError, match="a controller failed") as failed:
+    with pytest.raises(RuntimeError, match="controller 0 failed") as failed:
         await asyncio.wait_for(runner.run(), 5)
     assert isinstance(failed.value.__cause__, ValueError)
 
@@ -235,8 +235,37 @@ async def test_elected_runner_releases_lease_and_raises_when_a_runnable_fails() 
         identity="me",
         registry=CollectorRegistry(),
     )
-    with pytest.raises(RuntimeError, match="a controller failed") as failed:
+    with pytest.raises(RuntimeError, match="controller 0 failed") as failed:
         await asyncio.wait_for(runner.run(), 5)
     assert isinstance(failed.value.__cause__, ValueError)
     assert client.leases.store.lease is not None
     assert client.leases.store.lease["spec"]["holderIdentity"] == ""
+
+
+async def test_runner_raises_when_an_informer_dies() -> None:
+    client = Client()
+    informers = []
+
+    def build(ctx: Context) -> list[WorkerQueue]:
+        informers.append(ctx.informer_factory.for_resource(RES).informer())
+        return []
+
+    clock = FakeClock()
+    runner = ControllerRunner(
+        ControllerSettings(http_host="127.0.0.1", http_port=0),
+        client,
+        build,  # type: ignore[arg-type]
+        clock=clock,
+        registry=CollectorRegistry(),
+    )
+    task = asyncio.create_task(runner.run())
+    await until(lambda: runner.synced)
+
+    def boom() -> None:
+        raise AssertionError("cache mutated")
+
+    # What a cache mutation (or a failing index function on resync) does to an informer's task.
+    informers[0].mutation_detector.check = boom  # type: ignore[method-assign]
+    await clock.advance(30)
+    with pytest.raises(RuntimeError, match=r"informer gameservers\.agones\.dev failed"):
+        await asyncio.wait_for(task, 5)
