@@ -91,10 +91,17 @@ def test_in_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
     (tmp_path / "token").write_text("sa-token\n")
     config = in_cluster_config(tmp_path)
+    clock = FakeClock()
+    config.now = clock.now
     assert config.host == "https://10.0.0.1:443"
     assert config.bearer_token() == "sa-token"
     (tmp_path / "token").write_text("rotated")
+    assert config.bearer_token() == "sa-token", "read at most once a minute"
+    clock.step(60)
     assert config.bearer_token() == "rotated"
+    (tmp_path / "token").unlink()
+    clock.step(60)
+    assert config.bearer_token() == "rotated", "a failed re-read keeps the last token"
 
 
 def test_limiter_refills_at_qps_up_to_burst() -> None:
