@@ -203,6 +203,8 @@ class SharedIndexInformer:
     async def remove_event_handler(self, registration: ProcessorListener) -> None:
         if registration in self._listeners:
             self._listeners.remove(registration)
+            if registration in self._syncing:
+                self._syncing.remove(registration)
             await registration.stop()
 
     def add_indexers(self, indexers: Indexers) -> None:

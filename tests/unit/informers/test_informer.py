@@ -307,6 +307,24 @@ async def test_watched_update_with_unchanged_rv_is_a_resync_not_an_update(env: A
     ]
 
 
+async def test_removed_handler_gets_no_more_resyncs(env: Any) -> None:
+    api, clock, start = env
+    a = api.create(gs("a"))
+    informer = start(resync=30)
+    rec = Recorder(informer)
+    registration = informer.add_event_handler(rec)
+    await asyncio.wait_for(informer.wait_for_sync(), 2)
+    await clock.wait_for_timers(1)
+    await clock.advance(30)
+    await until(lambda: len(rec.events) == 2)  # the add, then a resync
+    await informer.remove_event_handler(registration)
+    api.rv += 1
+    api.log.append((api.rv, "MODIFIED", a))  # unchanged RV: a resync for the due handlers
+    changed = api.update(a)
+    await until(lambda: informer.last_sync_resource_version() == get_resource_version(changed))
+    assert registration.pending() == 0 and len(rec.events) == 2
+
+
 async def test_uid_change_seen_as_update(env: Any) -> None:
     api, _, start = env
     a = api.create(gs("a"))
