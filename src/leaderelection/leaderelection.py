@@ -5,7 +5,8 @@ Semantics (and caveats) are client-go's:
   lease_duration > renew_deadline > JITTER_FACTOR (1.2) x retry_period, each at least 1 s.
 * `run()` tries to acquire immediately, then every retry_period stretched by up to 1.2x jitter; a
   lease held by someone else is only taken once it has not changed for its full lease duration as
-  observed on *our* clock (so clock skew between replicas is tolerated, skew rate is not).
+  observed on *our* monotonic clock (so clock skew between replicas, and steps of the wall clock,
+  are tolerated; skew rate is not).
 * While leading, the lease is renewed every retry_period: first optimistically over the last record
   we wrote, falling back to GET + update. If no renewal succeeds within renew_deadline, leadership is
   lost: `on_started_leading`'s task is cancelled, `run()` returns.
@@ -110,7 +111,7 @@ class LeaderElector:
     def _set_observed(self, record: LeaderElectionRecord, raw: bytes | None = None) -> None:
         self.observed_record = record
         self.observed_raw = raw if raw is not None else record.raw()
-        self.observed_time = self.clock.now()
+        self.observed_time = self.clock.monotonic()
 
     def _maybe_report_transition(self) -> None:
         holder = self.observed_record.holder_identity
@@ -124,12 +125,12 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         lock = self.config.lock
-        now = self.clock.now()
+        wall, now = self.clock.now(), self.clock.monotonic()
         record = LeaderElectionRecord(
             holder_identity=lock.identity(),
             lease_duration_seconds=int(self.config.lease_duration),
-            acquire_time=now,
-            renew_time=now,
+            acquire_time=wall,
+            renew_time=wall,
         )
         # 1. Fast path: the leader renews over the record it last wrote.
         if self.is_leader() and self._is_lease_valid(now):
@@ -217,9 +218,9 @@ class LeaderElector:
             await self.clock.sleep(self._jittered(self.config.retry_period))
 
     async def _before(self, coro: Coroutine[Any, Any, T], deadline: float) -> tuple[bool, T | None]:
-        """Run `coro` until `deadline` on our clock; (False, None) when the deadline came first."""
+        """Run `coro` until `deadline` (monotonic); (False, None) when the deadline came first."""
         task = asyncio.ensure_future(coro)
-        timer = asyncio.ensure_future(self.clock.sleep(max(0.0, deadline - self.clock.now())))
+        timer = asyncio.ensure_future(self.clock.sleep(max(0.0, deadline - self.clock.monotonic())))
         try:
             await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -234,15 +235,15 @@ class LeaderElector:
     async def renew(self) -> None:
         """Renew every retry_period; return when a renewal could not be made within the deadline."""
         while True:
-            deadline = self.clock.now() + self.config.renew_deadline
+            deadline = self.clock.monotonic() + self.config.renew_deadline
             renewed = False
             while not renewed:
                 finished, ok = await self._before(self.try_acquire_or_renew(), deadline)
                 renewed = bool(finished and ok)
-                if renewed or self.clock.now() >= deadline:
+                if renewed or self.clock.monotonic() >= deadline:
                     break
                 await self._before(self.clock.sleep(self.config.retry_period), deadline)
-                if self.clock.now() >= deadline:
+                if self.clock.monotonic() >= deadline:
                     break
             self._maybe_report_transition()
             if not renewed:

@@ -304,3 +304,33 @@ async def test_lost_leadership_stops_work_then_releases_the_lease() -> None:
     assert b_start - a_stop <= 2 * 1.2 + 1, "released: b need not wait out the 15 s lease"
     assert store.lease is not None and store.lease["spec"]["holderIdentity"] == "b"
     await b.kill()
+
+
+class SteppedWallClock(FakeClock):
+    """A FakeClock whose wall time can be stepped (as NTP does) without moving monotonic time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wall_offset = 0.0
+
+    def now(self) -> float:
+        return super().now() + self.wall_offset
+
+
+async def test_a_wall_clock_step_does_not_expire_a_live_lease() -> None:
+    clock, store, timeline = SteppedWallClock(), LeaseStore(), []
+    a = Candidate("a", store, clock, timeline, release=False)
+    b = Candidate("b", store, clock, timeline, release=False)
+    a.start()
+    await clock.advance(0)
+    b.start()
+    await clock.advance(3)
+    a.api.down = True  # a stops renewing: b must still wait out the lease from its last change
+    await clock.advance(2)  # b has seen a's last renewal
+    clock.wall_offset = 60.0  # far past the 15 s lease, on the wall clock only
+    for _ in range(30):
+        await clock.advance(1)
+    events = [(who, what) for _, who, what in timeline]
+    assert events == [("a", "start"), ("a", "stop"), ("b", "start")], "never two leaders at once"
+    await a.kill()
+    await b.kill()
