@@ -112,7 +112,7 @@ class Reflector:
 
     async def list(self) -> None:
         rv = self.relist_resource_version()
-        start = self.clock.now()
+        start = self.clock.monotonic()
         try:
             items, list_rv = await self._paginated_list(rv)
         except GoneError:
@@ -123,7 +123,7 @@ class Reflector:
             items, list_rv = await self._paginated_list("")
         self._last_rv_unavailable = False
         self.lists += 1
-        ClientMetrics.list_done(self.clock.now() - start, len(items))
+        ClientMetrics.list_done(self.clock.monotonic() - start, len(items))
         self.store.replace(items, list_rv)
         self._set_rv(list_rv)
 
@@ -145,7 +145,7 @@ class Reflector:
     async def watch_once(self) -> None:
         """One watch request; returns when it ends normally, raises _Relist otherwise."""
         timeout = int(MIN_WATCH_TIMEOUT * (self.rand.random() + 1.0))
-        start = self.clock.now()
+        start = self.clock.monotonic()
         events = 0
         self.watches += 1
         try:
@@ -172,9 +172,9 @@ class Reflector:
             # The stream broke mid-way: re-watch from the last RV we saw.
             self.log.info("watch stream ended", error=str(err))
         finally:
-            duration = self.clock.now() - start
+            duration = self.clock.monotonic() - start
             ClientMetrics.watch_done(duration, events, duration < 1.0 and events == 0)
-        if events == 0 and self.clock.now() - start < 1.0:
+        if events == 0 and self.clock.monotonic() - start < 1.0:
             raise _Relist("very short watch: unexpected watch close")
 
     def _handle(self, type_: str, obj: Any) -> None:

@@ -192,7 +192,7 @@ class SharedIndexInformer:
             else:
                 self.resync_check_period = period
         listener = ProcessorListener(handler, period, self)
-        listener.next_resync = self.clock.now() + period
+        listener.next_resync = self.clock.monotonic() + period
         self._listeners.append(listener)
         if self._started:
             for obj in self.indexer.list():
@@ -259,7 +259,7 @@ class SharedIndexInformer:
                 self.fifo.resync()
 
     def _should_resync(self) -> bool:
-        now = self.clock.now()
+        now = self.clock.monotonic()
         self._syncing = []
         for listener in self._listeners:
             if listener.resync_period > 0 and now >= listener.next_resync:

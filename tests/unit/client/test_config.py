@@ -12,6 +12,8 @@ from agones.client.config import ConfigError, in_cluster_config, load_config, lo
 from agones.clock import FakeClock
 from agones.flowcontrol import Limiter, TokenBucketRateLimiter
 
+from ..leaderelection.test_leaderelection import SteppedWallClock
+
 
 def write_kubeconfig(tmp: Path, cluster: dict[str, object], user: dict[str, object]) -> Path:
     doc = {
@@ -186,3 +188,12 @@ def test_exec_credentials_are_refused_clearly(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="'exec' credentials"):
         load_kube_config(path)
+
+
+def test_limiter_refills_by_monotonic_time_across_a_wall_clock_step() -> None:
+    clock = SteppedWallClock()
+    limiter = Limiter(10, 1, clock)
+    assert limiter.reserve() == 0
+    clock.wall_offset = -3600.0  # NTP steps the wall clock back an hour
+    clock.step(0.2)
+    assert limiter.reserve() == 0, "the token spent 0.2 s ago is back"
