@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 import structlog
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 
 from agones.client.errors import error_from_status
 from agones.clock import FakeClock
@@ -168,3 +169,13 @@ async def test_only_conflicts_are_logged_quietly(error: Exception, level: str) -
         assert await wq.process_next_work_item()
     assert [(e["log_level"], e["gameserver"]) for e in logs] == [(level, "default/a")]
     assert wq.queue.num_requeues("default/a") == 1
+
+
+def test_register_serves_every_new_registry() -> None:
+    # Registries come and go (one per test here); a new one may reuse a dead one's address.
+    for _ in range(20):
+        registry = CollectorRegistry()
+        kubernetes_client.register(registry)
+        assert b"agones_k8s_client_workqueue_depth" in generate_latest(registry)
+        del registry
+        gc.collect()
