@@ -207,6 +207,20 @@ async def test_429_on_watch_backs_off_at_least_retry_after_then_rewatches(env: A
     assert len(api.list_calls) == 1, "a throttled watch does not relist"
 
 
+async def test_500_on_watch_relists_after_a_back_off(env: Any) -> None:
+    # An informer's reflector has no internal-error retry budget (client-go's
+    # MaxInternalErrorRetryDuration is only set for the API server's own cache): it relists.
+    api, clock, start = env
+    api.create(gs("a"))
+    api.watch_faults.append(error_from_status(500, status(500, "InternalError")))
+    informer = start()
+    await asyncio.wait_for(informer.wait_for_sync(), 2)
+    await clock.wait_for_timers(1)
+    await clock.advance(30)
+    await until(lambda: len(api.list_calls) == 2)
+    assert api.list_calls[1]["resource_version"] == "101", "relists from the last synced RV"
+
+
 async def test_500_on_list_backs_off_and_retries(env: Any) -> None:
     api, clock, start = env
     api.create(gs("a"))
