@@ -1,6 +1,8 @@
 """Clocks for everything time-based (k8s.io/utils/clock): a real one and a fake one for tests.
 
 Contract: `now()` is wall-clock seconds (epoch) and only ever moves forward on a FakeClock;
+`monotonic()` is seconds that never jump (measure intervals and deadlines with it, as Go's
+monotonic clock reading does: a wall-clock step must not expire a lease or a deadline early);
 `call_later(delay, fn)` runs `fn` once `delay` seconds have passed on *this* clock and returns a
 handle whose `cancel()` is idempotent; `sleep(delay)` suspends the calling task for `delay` clock
 seconds. Code that must be testable without sleeping takes a `Clock` and never calls `time` or
@@ -25,6 +27,8 @@ class TimerHandle(Protocol):
 class Clock(Protocol):
     def now(self) -> float: ...
 
+    def monotonic(self) -> float: ...
+
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle: ...
 
     async def sleep(self, delay: float) -> None: ...
@@ -35,6 +39,9 @@ class RealClock:
 
     def now(self) -> float:
         return time.time()
+
+    def monotonic(self) -> float:
+        return time.monotonic()
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
         return asyncio.get_running_loop().call_later(max(delay, 0.0), callback)
@@ -60,12 +67,17 @@ class FakeClock:
 
     def __init__(self, start: float = 1_000_000.0) -> None:
         self._now = start
+        self._start = start
         self._timers: list[tuple[float, int, _FakeTimer]] = []
         self._seq = itertools.count()
         self._changed: asyncio.Event | None = None
 
     def now(self) -> float:
         return self._now
+
+    def monotonic(self) -> float:
+        """Seconds since the clock was made: moves exactly as `now()` does."""
+        return self._now - self._start
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
         timer = _FakeTimer(self._now + max(delay, 0.0), callback)

@@ -4,6 +4,8 @@
 succeeds: it takes one token, letting the balance go negative, and returns how long the caller must
 wait before acting (0 when a token was available), exactly like `rate.Limiter.Reserve().Delay()`.
 `TokenBucketRateLimiter.wait()` is the blocking form used by the REST client for QPS/burst.
+Refills and back-off resets are timed by the clock's monotonic reading, as Go's are, so a step of
+the wall clock neither stalls the bucket nor resets a back-off.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class Limiter:
         self.burst = burst
         self._clock = clock or RealClock()
         self._tokens = float(burst)
-        self._last = self._clock.now()
+        self._last = self._clock.monotonic()
 
     def _advance(self, now: float) -> None:
         elapsed = max(0.0, now - self._last)
@@ -38,7 +40,7 @@ class Limiter:
         """Take one token; return the delay in seconds before it may be used."""
         if math.isinf(self.qps):
             return 0.0
-        now = self._clock.now()
+        now = self._clock.monotonic()
         self._advance(now)
         self._tokens -= 1.0
         if self._tokens >= 0:
@@ -46,7 +48,7 @@ class Limiter:
         return -self._tokens / self.qps
 
     def tokens(self) -> float:
-        self._advance(self._clock.now())
+        self._advance(self._clock.monotonic())
         return self._tokens
 
 
@@ -95,7 +97,7 @@ class ExponentialBackoffManager:
         self._last: float | None = None
 
     def backoff(self) -> float:
-        now = self._clock.now()
+        now = self._clock.monotonic()
         if self._last is not None and now - self._last > self.reset:
             self._duration = self.initial
         self._last = now

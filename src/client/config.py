@@ -1,8 +1,8 @@
 """Client configuration from a kubeconfig file or the in-cluster service account (client-go `rest.Config`).
 
 `load_kube_config(path, context)` reads the current (or named) context: server, CA (file or data),
-`insecure-skip-tls-verify`, client certificate/key (file or data), bearer token (or token file) and
-basic auth. `in_cluster_config()` reads `KUBERNETES_SERVICE_HOST/PORT` and the mounted service
+`insecure-skip-tls-verify`, client certificate/key (file or data), bearer token (or token file,
+re-read once a minute for rotation) and basic auth. `in_cluster_config()` reads `KUBERNETES_SERVICE_HOST/PORT` and the mounted service
 account. `load_config(path)` picks: explicit path, `$KUBECONFIG`, in-cluster, then `~/.kube/config`.
 QPS/burst default to Agones' Helm values (400/500). Errors are `ConfigError` with a clear message.
 """
@@ -13,6 +13,8 @@ import base64
 import os
 import ssl
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ import yaml
 from ..version import VERSION
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+TOKEN_FILE_REFRESH = 60.0  # seconds between re-reads of a token file
 
 
 class ConfigError(ValueError):
@@ -54,13 +57,29 @@ class Config:
     timeout: float = 60.0
     """Timeout in seconds of a non-watch request."""
 
+    now: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+    """The clock the token file's re-reads are timed by."""
+    _file_token: tuple[str, float] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
     def bearer_token(self) -> str | None:
-        if self.token_file:
-            try:
-                return Path(self.token_file).read_text().strip()
-            except OSError as err:
-                raise ConfigError(f"cannot read token file {self.token_file}: {err}") from err
-        return self.token
+        """The token; a token file is re-read at most once a minute (client-go's cached file
+        token source), and a failed re-read keeps the last token read."""
+        if not self.token_file:
+            return self.token
+        now = self.now()
+        cached = self._file_token
+        if cached is not None and now < cached[1]:
+            return cached[0]
+        try:
+            token = Path(self.token_file).read_text().strip()
+        except OSError as err:
+            if cached is not None:
+                return cached[0]
+            raise ConfigError(f"cannot read token file {self.token_file}: {err}") from err
+        self._file_token = (token, now + TOKEN_FILE_REFRESH)
+        return token
 
     def ssl_context(self) -> ssl.SSLContext | None:
         if not self.host.startswith("https"):

@@ -139,7 +139,8 @@ def is_not_found(err: BaseException) -> bool:
 
 
 def is_conflict(err: BaseException) -> bool:
-    return isinstance(err, ConflictError)
+    """apimachinery's `IsConflict`: a 409 Conflict; AlreadyExists, the other 409, is not one."""
+    return isinstance(err, ConflictError) and not isinstance(err, AlreadyExistsError)
 
 
 def is_already_exists(err: BaseException) -> bool:

@@ -26,7 +26,14 @@ from ..informers.labels import Selector
 from ..informers.lister import GenericLister, GenericNamespaceLister
 from ..informers.thread_safe_store import Indexer
 from .errors import error_from_status
-from .rest import PATCH_CONTENT_TYPES, PatchType, Resource, RESTClient
+from .rest import (
+    PATCH_CONTENT_TYPES,
+    PatchType,
+    Resource,
+    RESTClient,
+    delete_options,
+    name_namespace,
+)
 
 T = TypeVar("T")
 
@@ -102,29 +109,6 @@ def _options(**values: Any) -> dict[str, str]:
         else:
             params[names[key]] = str(value)
     return params
-
-
-def _delete_options(
-    propagation_policy: str | None,
-    grace_period_seconds: int | None,
-    preconditions: Mapping[str, str] | None,
-) -> dict[str, Any]:
-    options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
-    if propagation_policy:
-        options["propagationPolicy"] = propagation_policy
-    if grace_period_seconds is not None:
-        options["gracePeriodSeconds"] = grace_period_seconds
-    if preconditions:
-        options["preconditions"] = dict(preconditions)
-    return options
-
-
-def _name_of(obj: Any) -> str:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else getattr(obj, "metadata", None)
-    name = meta.get("name") if isinstance(meta, Mapping) else getattr(meta, "name", None)
-    if not isinstance(name, str) or not name:
-        raise ValueError("the object needs metadata.name")
-    return name
 
 
 class Client(Generic[T]):
@@ -226,7 +210,9 @@ class Client(Generic[T]):
     async def update(self, obj: T, *, dry_run: bool = False, field_manager: str | None = None) -> T:
         """Replace the object (optimistic concurrency on its resourceVersion: 409 if stale)."""
         params = _options(dry_run=dry_run, field_manager=field_manager)
-        return self._decode(await self._call("PUT", _name_of(obj), params=params, body=obj))
+        return self._decode(
+            await self._call("PUT", name_namespace(obj)[0], params=params, body=obj)
+        )
 
     async def patch(
         self,
@@ -260,7 +246,7 @@ class Client(Generic[T]):
         preconditions: Mapping[str, str] | None = None,
         dry_run: bool = False,
     ) -> None:
-        body = _delete_options(propagation_policy, grace_period_seconds, preconditions)
+        body = delete_options(propagation_policy, grace_period_seconds, preconditions)
         await self._call("DELETE", name, params=_options(dry_run=dry_run), body=body)
 
     async def delete_collection(
@@ -277,7 +263,7 @@ class Client(Generic[T]):
             field_selector=field_selector,
             dry_run=dry_run,
         )
-        body = _delete_options(propagation_policy, grace_period_seconds, None)
+        body = delete_options(propagation_policy, grace_period_seconds, None)
         await self._call("DELETE", params=params, body=body)
 
 
@@ -288,7 +274,7 @@ class ClientWithStatus(Client[T]):
         self, obj: T, *, dry_run: bool = False, field_manager: str | None = None
     ) -> T:
         params = _options(dry_run=dry_run, field_manager=field_manager)
-        raw = await self._call("PUT", _name_of(obj), "status", params=params, body=obj)
+        raw = await self._call("PUT", name_namespace(obj)[0], "status", params=params, body=obj)
         return self._decode(raw)
 
 

@@ -318,7 +318,7 @@ class RESTClient:
     async def update(
         self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
     ) -> dict[str, Any]:
-        name, ns = _name_namespace(body)
+        name, ns = name_namespace(body)
         return await self._json(
             "PUT", res, namespace=namespace or ns, name=name, sub=subresource, body=body
         )
@@ -366,24 +366,35 @@ class RESTClient:
         grace_period_seconds: int | None = None,
         preconditions: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
-        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
-        if propagation_policy:
-            options["propagationPolicy"] = propagation_policy
-        if grace_period_seconds is not None:
-            options["gracePeriodSeconds"] = grace_period_seconds
-        if preconditions:
-            options["preconditions"] = dict(preconditions)
+        options = delete_options(propagation_policy, grace_period_seconds, preconditions)
         return await self._json("DELETE", res, namespace=namespace, name=name, body=options)
 
 
-def _name_namespace(body: Any) -> tuple[str, str | None]:
+def delete_options(
+    propagation_policy: str | None,
+    grace_period_seconds: int | None,
+    preconditions: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """The `DeleteOptions` body of a delete (only the options that are set)."""
+    options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if propagation_policy:
+        options["propagationPolicy"] = propagation_policy
+    if grace_period_seconds is not None:
+        options["gracePeriodSeconds"] = grace_period_seconds
+    if preconditions:
+        options["preconditions"] = dict(preconditions)
+    return options
+
+
+def name_namespace(body: Any) -> tuple[str, str | None]:
+    """`(metadata.name, metadata.namespace or None)` of a dict or Struct; ValueError without a name."""
     meta = body.get("metadata") if isinstance(body, Mapping) else getattr(body, "metadata", None)
     if isinstance(meta, Mapping):
         name, namespace = meta.get("name"), meta.get("namespace")
     else:
         name, namespace = getattr(meta, "name", None), getattr(meta, "namespace", None)
     if not name:
-        raise ValueError("update needs metadata.name in the body")
+        raise ValueError("the object needs metadata.name")
     return str(name), str(namespace) if namespace else None
 
 

@@ -11,7 +11,9 @@
 4. on SIGTERM/SIGINT (or `stop()`): `/ready` fails, runnables stop taking work and drain in-flight
    syncs (bounded by `settings.shutdown_timeout`), the Lease is released, and `run()` returns 0;
 5. if leadership is lost, work is cancelled at once (no fencing: it must stop before the lease can
-   lapse) and `run()` returns 1, so the process exits non-zero as Agones' does.
+   lapse) and `run()` returns 1, so the process exits non-zero as Agones' does;
+6. if a runnable or an informer fails (or the caches do not sync in time), `run()` raises, after
+   releasing the Lease when elected: Agones exits fatally there too.
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ from .health import HealthHandler
 from .settings import ControllerSettings
 
 EXIT_LEADERSHIP_LOST = 1
+
+
+def _raise_failure(tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Raise for the first of `tasks` that failed: Agones exits fatally when a controller (or an
+    informer, by panicking) fails, rather than carry on with part of the work or a stale cache."""
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise RuntimeError(f"{task.get_name()} failed") from task.exception()
 
 
 class Runnable(Protocol):
@@ -146,8 +156,10 @@ class ControllerRunner:
                 factory.wait_for_cache_sync(self.settings.cache_sync_timeout)
             )
             stop_early = asyncio.create_task(self._stop.wait())
-            await asyncio.wait([sync, stop_early], return_when=asyncio.FIRST_COMPLETED)
+            informers = factory.running()
+            await asyncio.wait([sync, stop_early, *informers], return_when=asyncio.FIRST_COMPLETED)
             stop_early.cancel()
+            _raise_failure(informers)
             if not sync.done():
                 sync.cancel()
                 self.log.info("stopped before the caches synced")
@@ -161,10 +173,14 @@ class ControllerRunner:
             gc.collect()
             gc.freeze()
             self.log.info("caches synced; starting workers", workers=self.settings.num_workers)
-            tasks = [asyncio.create_task(r.run(self.settings.num_workers)) for r in runnables]
+            tasks = [
+                asyncio.create_task(r.run(self.settings.num_workers), name=f"controller {i}")
+                for i, r in enumerate(runnables)
+            ]
             stop = asyncio.create_task(self._stop.wait())
-            await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([stop, *tasks, *informers], return_when=asyncio.FIRST_COMPLETED)
             stop.cancel()
+            _raise_failure([*tasks, *informers])
             self.log.info("draining in-flight work")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
@@ -216,10 +232,13 @@ class ControllerRunner:
 
     async def _run_elected(self, runnables: Sequence[Runnable]) -> int:
         lead_done = asyncio.Event()
+        failure: asyncio.Future[Exception] = asyncio.get_running_loop().create_future()
 
         async def on_started_leading() -> None:
             try:
                 await self._lead(runnables)
+            except Exception as err:
+                failure.set_result(err)
             finally:
                 lead_done.set()
 
@@ -245,7 +264,14 @@ class ControllerRunner:
         )
         election = asyncio.create_task(elector.run())
         stop = asyncio.create_task(self._stop.wait())
-        await asyncio.wait([election, stop], return_when=asyncio.FIRST_COMPLETED)
+        ends: list[asyncio.Future[Any]] = [election, stop, failure]
+        await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
+        if failure.done():
+            # The work failed while we lead: give the lease up and fail as the unelected run does.
+            stop.cancel()
+            election.cancel()
+            await asyncio.gather(election, return_exceptions=True)
+            raise failure.result()
         if election.done():
             stop.cancel()
             self.log.error("leadership lost; exiting")

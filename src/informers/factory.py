@@ -3,7 +3,8 @@
 One informer per (resource, namespace, selectors): `for_resource()` returns the existing one or
 creates it with the factory's default resync (Agones: 30 s). `start()` runs every informer not yet
 running (call it again after adding informers); `wait_for_cache_sync(timeout)` waits for every
-started informer's first list and reports which synced; `shutdown()` stops them all and waits.
+started informer's first list and reports which synced; `running()` gives the informers' tasks (one
+that ends has failed); `shutdown()` stops them all and waits.
 """
 
 from __future__ import annotations
@@ -99,7 +100,13 @@ class SharedInformerFactory:
     def start(self) -> None:
         for key, generic in self._informers.items():
             if key not in self._tasks:
-                self._tasks[key] = asyncio.create_task(generic.informer().run())
+                informer = generic.informer()
+                self._tasks[key] = asyncio.create_task(
+                    informer.run(), name=f"informer {informer.name}"
+                )
+
+    def running(self) -> list[asyncio.Task[None]]:
+        return list(self._tasks.values())
 
     async def wait_for_cache_sync(self, timeout: float | None = None) -> dict[str, bool]:
         started = [self._informers[k].informer() for k in self._tasks]

@@ -7,9 +7,10 @@ Contract:
   The whole list goes to `store.replace(items, rv)` in one call.
 * Then WATCH from the list's RV with bookmarks and a random server timeout of 5-10 minutes; every
   event (bookmarks included) advances the last synced RV; a watch that ends is re-opened from there.
-* A 410 (Expired/Gone) on the watch relists from the last synced RV; a 429, a 5xx or a refused
-  connection when opening the watch backs off and re-watches; a watch closing within 1 s with no
-  events ("very short watch") and any other failure relist after a back-off.
+* A 410 (Expired/Gone) on the watch relists from the last synced RV; a 429 or a refused connection
+  backs off and re-watches; a watch closing within 1 s with no events ("very short watch") and any
+  other failure, a 500 included, relist after a back-off (client-go retries internal errors without
+  relisting only when `MaxInternalErrorRetryDuration` is set, which informers never do).
 * Back-off between list-and-watch rounds: 0.8 s doubling to 30 s, jitter 1.0, reset after 2 min
   without failures; a 429's Retry-After is honoured when longer.
 `run()` loops until cancelled; the store sees a strictly ordered sequence of calls.
@@ -29,7 +30,6 @@ import structlog
 from ..client.errors import (
     ApiError,
     GoneError,
-    InternalError,
     TooManyRequestsError,
     error_from_status,
 )
@@ -112,7 +112,7 @@ class Reflector:
 
     async def list(self) -> None:
         rv = self.relist_resource_version()
-        start = self.clock.now()
+        start = self.clock.monotonic()
         try:
             items, list_rv = await self._paginated_list(rv)
         except GoneError:
@@ -123,7 +123,7 @@ class Reflector:
             items, list_rv = await self._paginated_list("")
         self._last_rv_unavailable = False
         self.lists += 1
-        ClientMetrics.list_done(self.clock.now() - start, len(items))
+        ClientMetrics.list_done(self.clock.monotonic() - start, len(items))
         self.store.replace(items, list_rv)
         self._set_rv(list_rv)
 
@@ -145,7 +145,7 @@ class Reflector:
     async def watch_once(self) -> None:
         """One watch request; returns when it ends normally, raises _Relist otherwise."""
         timeout = int(MIN_WATCH_TIMEOUT * (self.rand.random() + 1.0))
-        start = self.clock.now()
+        start = self.clock.monotonic()
         events = 0
         self.watches += 1
         try:
@@ -158,8 +158,8 @@ class Reflector:
                 self._handle(event.type, event.object)
         except GoneError as err:
             raise _Relist(f"watch expired: {err.message}") from err
-        except (TooManyRequestsError, InternalError, aiohttp.ClientConnectorError) as err:
-            # The server (or our connection to it) is overloaded or down: back off, re-watch.
+        except (TooManyRequestsError, aiohttp.ClientConnectorError) as err:
+            # The server is throttling us, or cannot be reached: back off, re-watch.
             wait = self.backoff.backoff()
             if isinstance(err, ApiError) and err.retry_after:
                 wait = max(wait, err.retry_after)
@@ -172,9 +172,9 @@ class Reflector:
             # The stream broke mid-way: re-watch from the last RV we saw.
             self.log.info("watch stream ended", error=str(err))
         finally:
-            duration = self.clock.now() - start
+            duration = self.clock.monotonic() - start
             ClientMetrics.watch_done(duration, events, duration < 1.0 and events == 0)
-        if events == 0 and self.clock.now() - start < 1.0:
+        if events == 0 and self.clock.monotonic() - start < 1.0:
             raise _Relist("very short watch: unexpected watch close")
 
     def _handle(self, type_: str, obj: Any) -> None:

@@ -8,8 +8,8 @@ Contract (what handlers may rely on):
 * `Added`/`Updated`/`Replaced`/`Sync` deltas become `on_update(old, new)` when the key was cached,
   else `on_add(obj, is_in_initial_list)`; `Deleted` becomes `on_delete(obj)`, where `obj` may be a
   `DeletedFinalStateUnknown` tombstone. A UID change (delete + re-create missed) is an update.
-* An update whose resourceVersion did not change (a `Sync`, or a relisted object that did not change)
-  is a resync and goes only to handlers whose resync period is due.
+* An update whose resourceVersion did not change (a `Sync`, a relisted object that did not change, or
+  a watched update that kept its RV) is a resync and goes only to handlers whose resync period is due.
 * A handler added after start first receives a synthetic `on_add(obj, True)` for every cached
   object; its registration's `has_synced()` is true once those have been delivered.
 * Resync periods: 0 disables; below 1 s is raised to 1 s; a handler's period below the informer's
@@ -192,7 +192,7 @@ class SharedIndexInformer:
             else:
                 self.resync_check_period = period
         listener = ProcessorListener(handler, period, self)
-        listener.next_resync = self.clock.now() + period
+        listener.next_resync = self.clock.monotonic() + period
         self._listeners.append(listener)
         if self._started:
             for obj in self.indexer.list():
@@ -203,6 +203,8 @@ class SharedIndexInformer:
     async def remove_event_handler(self, registration: ProcessorListener) -> None:
         if registration in self._listeners:
             self._listeners.remove(registration)
+            if registration in self._syncing:
+                self._syncing.remove(registration)
             await registration.stop()
 
     def add_indexers(self, indexers: Indexers) -> None:
@@ -257,7 +259,7 @@ class SharedIndexInformer:
                 self.fifo.resync()
 
     def _should_resync(self) -> bool:
-        now = self.clock.now()
+        now = self.clock.monotonic()
         self._syncing = []
         for listener in self._listeners:
             if listener.resync_period > 0 and now >= listener.next_resync:
@@ -281,10 +283,8 @@ class SharedIndexInformer:
                 detector.add(meta_namespace_key(obj), obj)
             if old is not None:
                 self.indexer.update(obj)
-                is_sync = delta.type is DeltaType.SYNC or (
-                    delta.type is DeltaType.REPLACED
-                    and get_resource_version(old) == get_resource_version(obj)
-                )
+                # client-go's OnUpdate: whatever the delta type, an unchanged RV is a resync.
+                is_sync = get_resource_version(old) == get_resource_version(obj)
                 self._distribute(_Notification("update", obj, old), is_sync)
             else:
                 self.indexer.add(obj)

@@ -5,13 +5,16 @@ Semantics (and caveats) are client-go's:
   lease_duration > renew_deadline > JITTER_FACTOR (1.2) x retry_period, each at least 1 s.
 * `run()` tries to acquire immediately, then every retry_period stretched by up to 1.2x jitter; a
   lease held by someone else is only taken once it has not changed for its full lease duration as
-  observed on *our* clock (so clock skew between replicas is tolerated, skew rate is not).
+  observed on *our* monotonic clock (so clock skew between replicas, and steps of the wall clock,
+  are tolerated; skew rate is not).
 * While leading, the lease is renewed every retry_period: first optimistically over the last record
   we wrote, falling back to GET + update. If no renewal succeeds within renew_deadline, leadership is
   lost: `on_started_leading`'s task is cancelled, `run()` returns.
-* Cancelling `run()` while leading releases the lease when `release_on_cancel` (holder "" and a 1 s
-  duration, so a follower takes over within one jittered retry period). Unlike client-go, a release
-  that conflicts (a renewal cancelled in flight landed) re-reads the lease and retries once.
+* When `run()` ends after leading (cancelled, or leadership lost) the lease is released when
+  `release_on_cancel` (holder "" and a 1 s duration, so a follower takes over within one jittered
+  retry period), as client-go's `renew` does on both paths; unlike client-go, `on_started_leading`'s
+  task has been cancelled and awaited first, and a release that conflicts (a renewal cancelled in
+  flight landed) re-reads the lease and retries once.
 * After a leader dies without releasing, a follower takes over at most
   lease_duration + 2 x retry_period x (1 + jitter) later: it must first observe the last renewal
   (one jittered poll), then wait a full lease_duration, then poll again.
@@ -108,7 +111,7 @@ class LeaderElector:
     def _set_observed(self, record: LeaderElectionRecord, raw: bytes | None = None) -> None:
         self.observed_record = record
         self.observed_raw = raw if raw is not None else record.raw()
-        self.observed_time = self.clock.now()
+        self.observed_time = self.clock.monotonic()
 
     def _maybe_report_transition(self) -> None:
         holder = self.observed_record.holder_identity
@@ -122,12 +125,12 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         lock = self.config.lock
-        now = self.clock.now()
+        wall, now = self.clock.now(), self.clock.monotonic()
         record = LeaderElectionRecord(
             holder_identity=lock.identity(),
             lease_duration_seconds=int(self.config.lease_duration),
-            acquire_time=now,
-            renew_time=now,
+            acquire_time=wall,
+            renew_time=wall,
         )
         # 1. Fast path: the leader renews over the record it last wrote.
         if self.is_leader() and self._is_lease_valid(now):
@@ -215,31 +218,32 @@ class LeaderElector:
             await self.clock.sleep(self._jittered(self.config.retry_period))
 
     async def _before(self, coro: Coroutine[Any, Any, T], deadline: float) -> tuple[bool, T | None]:
-        """Run `coro` until `deadline` on our clock; (False, None) when the deadline came first."""
+        """Run `coro` until `deadline` (monotonic); (False, None) when the deadline came first."""
         task = asyncio.ensure_future(coro)
-        timer = asyncio.ensure_future(self.clock.sleep(max(0.0, deadline - self.clock.now())))
+        timer = asyncio.ensure_future(self.clock.sleep(max(0.0, deadline - self.clock.monotonic())))
         try:
             await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             timer.cancel()
-            if not task.done():
-                task.cancel()
-        if task.done() and not task.cancelled():
+            task.cancel()
+            # Let a request cut off by the deadline finish unwinding before anything else is sent.
+            await asyncio.gather(task, timer, return_exceptions=True)
+        if not task.cancelled():
             return True, task.result()
         return False, None
 
     async def renew(self) -> None:
         """Renew every retry_period; return when a renewal could not be made within the deadline."""
         while True:
-            deadline = self.clock.now() + self.config.renew_deadline
+            deadline = self.clock.monotonic() + self.config.renew_deadline
             renewed = False
             while not renewed:
                 finished, ok = await self._before(self.try_acquire_or_renew(), deadline)
                 renewed = bool(finished and ok)
-                if renewed or self.clock.now() >= deadline:
+                if renewed or self.clock.monotonic() >= deadline:
                     break
                 await self._before(self.clock.sleep(self.config.retry_period), deadline)
-                if self.clock.now() >= deadline:
+                if self.clock.monotonic() >= deadline:
                     break
             self._maybe_report_transition()
             if not renewed:
@@ -249,17 +253,17 @@ class LeaderElector:
 
     async def run(self) -> None:
         """Acquire, lead (running on_started_leading) while renewals succeed, then return."""
-        leading: asyncio.Task[None] | None = None
+        leading: asyncio.Future[None] | None = None
         try:
             await self.acquire()
             leading = asyncio.ensure_future(self.config.callbacks.on_started_leading())
             await self.renew()
-        except asyncio.CancelledError:
-            if self.config.release_on_cancel:
-                await self.release()
-            raise
         finally:
-            if leading is not None and not leading.done():
+            if leading is not None:
                 leading.cancel()
-                await asyncio.gather(leading, return_exceptions=True)
+                (outcome,) = await asyncio.gather(leading, return_exceptions=True)
+                if isinstance(outcome, Exception):
+                    self.log.error("leading failed", error=str(outcome), exc_info=outcome)
+                if self.config.release_on_cancel:
+                    await self.release()
             self.config.callbacks.on_stopped_leading()

@@ -8,6 +8,7 @@ afterwards reports with its `queue_name` label. The REST client and reflectors r
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -196,7 +197,10 @@ class ClientMetrics:
             f.cache_last_resource_version.set(float(rv))
 
 
-_registered: dict[int, KubernetesClientMetrics] = {}
+# Keyed by the registry itself, weakly: an id() could be reused by a later registry.
+_registered: weakref.WeakKeyDictionary[CollectorRegistry, KubernetesClientMetrics] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def register(registry: CollectorRegistry | None = None) -> KubernetesClientMetrics:
@@ -204,10 +208,10 @@ def register(registry: CollectorRegistry | None = None) -> KubernetesClientMetri
     from ..workqueue import metrics as workqueue_metrics  # late: workqueue imports the informers
 
     registry = registry or REGISTRY
-    families = _registered.get(id(registry))
+    families = _registered.get(registry)
     if families is None:
         families = KubernetesClientMetrics(registry)
-        _registered[id(registry)] = families
+        _registered[registry] = families
     ClientMetrics.families = families
     workqueue_metrics.set_provider(PrometheusWorkqueueProvider(families))
     return families

@@ -6,9 +6,13 @@ to the API as core/v1 Events. Like client-go's correlator:
 * an exact repeat (same source, object, type, reason, message) within the cache is folded into the
   existing Event: `count` + 1 and a new `lastTimestamp`, written as a strategic-merge patch (a new
   Event is created if the old one has expired away);
-* more than 10 distinct messages for the same (source, object, type, reason) within 10 minutes are
-  aggregated into one Event whose message starts with "(combined from similar events): ";
-* each (source, object) is rate-limited by a token bucket of 25 events refilled once per 5 minutes.
+* once 10 distinct messages have been seen for the same (source, object, type, reason), each
+  coming within 10 minutes of the previous similar event, further new messages are aggregated into
+  one Event whose message starts with "(combined from similar events): " (the set of messages
+  remembered stays below 10, as client-go's `EventAggregate` keeps it);
+* each (source, object) is rate-limited by a token bucket of 25 events refilled once per 5 minutes;
+* a write that cannot reach the server is tried up to 12 times, 10 s apart (the first wait random
+  in [0, 10 s)); one the server rejects is dropped with a log line, as client-go's `recordToSink`.
 Event names are `<object name>.<hex nanoseconds>`, in the object's namespace ("default" for
 cluster-scoped objects).
 """
@@ -17,11 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import random
 import socket
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import aiohttp
 import structlog
 
 from ..client.errors import NotFoundError
@@ -47,6 +54,8 @@ AGGREGATE_INTERVAL = 600.0
 SPAM_BURST = 25
 SPAM_QPS = 1.0 / 300.0
 AGGREGATE_PREFIX = "(combined from similar events): "
+MAX_TRIES_PER_EVENT = 12
+RETRY_SLEEP = 10.0
 
 
 class EventType(enum.StrEnum):
@@ -95,9 +104,16 @@ class _Pending:
 class EventBroadcaster:
     """Owns the buffer and the writer task; hands out recorders per component."""
 
-    def __init__(self, client: EventClient, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        client: EventClient,
+        *,
+        clock: Clock | None = None,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
         self.client = client
         self.clock = clock or RealClock()
+        self._rand = rand
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(MAX_QUEUED_EVENTS)
         self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
         self._similar: OrderedDict[tuple[str, ...], tuple[float, set[str]]] = OrderedDict()
@@ -171,16 +187,32 @@ class EventBroadcaster:
         # Aggregate floods of similar events with different messages.
         message = p.message
         similar_key = (*source_key, p.type, p.reason)
-        first, messages = self._similar.get(similar_key, (p.at, set()))
-        if p.at - first > AGGREGATE_INTERVAL:
-            first, messages = p.at, set()
+        last, messages = self._similar.get(similar_key, (p.at, set()))
+        if p.at - last > AGGREGATE_INTERVAL:
+            messages = set()
         messages.add(p.message)
-        self._lru_put(self._similar, similar_key, (first, messages))
-        if len(messages) > MAX_SIMILAR_EVENTS:
+        self._lru_put(self._similar, similar_key, (p.at, messages))
+        if len(messages) < MAX_SIMILAR_EVENTS:
+            key = (*similar_key, message)
+        else:
+            messages.pop()  # any one: the set never grows past the threshold
             message = AGGREGATE_PREFIX + p.message
             key = (*similar_key, AGGREGATE_PREFIX)
-        else:
-            key = (*similar_key, message)
+        for tries in range(1, MAX_TRIES_PER_EVENT + 1):
+            try:
+                await self._write(p, involved, key, message)
+                return
+            except (aiohttp.ClientError, OSError, TimeoutError) as err:
+                # The server could not be reached (a rejection is an ApiError: not retried).
+                if tries == MAX_TRIES_PER_EVENT:
+                    raise
+                self.log.info("unable to write event, retrying", reason=p.reason, error=str(err))
+                # The first wait is random so that clients do not retry in step.
+                await self.clock.sleep(RETRY_SLEEP * (self._rand() if tries == 1 else 1.0))
+
+    async def _write(
+        self, p: _Pending, involved: dict[str, str], key: tuple[str, ...], message: str
+    ) -> None:
         now = format_micro_time(p.at)
         seen = self._seen.get(key)
         if seen is not None:

@@ -37,7 +37,7 @@ class DelayingQueue(Queue[T]):
         if delay <= 0:
             self.add(item)
             return
-        ready_at = self.clock.now() + delay
+        ready_at = self.clock.monotonic() + delay
         current = self._waiting.get(item)
         if current is not None:
             if current[0] <= ready_at:

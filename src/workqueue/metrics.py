@@ -128,12 +128,12 @@ class QueueMetrics:
             return
         self.adds.inc()
         self.depth.inc()
-        self._add_times.setdefault(item, self._clock.now())
+        self._add_times.setdefault(item, self._clock.monotonic())
 
     def get(self, item: Hashable) -> None:
         if not self.enabled:
             return
-        now = self._clock.now()
+        now = self._clock.monotonic()
         self.depth.dec()
         self._processing_start[item] = now
         added = self._add_times.pop(item, None)
@@ -145,17 +145,17 @@ class QueueMetrics:
             return
         start = self._processing_start.pop(item, None)
         if start is not None:
-            self.work_duration.observe(self._clock.now() - start)
+            self.work_duration.observe(self._clock.monotonic() - start)
 
     def retry(self) -> None:
         if self.enabled:
             self.retries.inc()
 
     def unfinished_work_seconds(self) -> float:
-        now = self._clock.now()
+        now = self._clock.monotonic()
         return sum(now - t for t in self._processing_start.values())
 
     def longest_running_processor_seconds(self) -> float:
         if not self._processing_start:
             return 0.0
-        return self._clock.now() - min(self._processing_start.values())
+        return self._clock.monotonic() - min(self._processing_start.values())

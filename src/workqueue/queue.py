@@ -6,8 +6,8 @@ Guarantees:
 * No concurrent processing of one item: an item added while a worker holds it (`processing` set) is
   only marked dirty; `done()` puts it back so it is processed once more, afterwards.
 * `shut_down()` stops accepting new items and wakes all getters; items already queued are still
-  handed out, then `get()` reports shutdown. `shut_down_with_drain()` additionally waits until every
-  item a worker holds has been marked `done()`.
+  handed out, then `get()` reports shutdown. `shut_down_with_drain()` additionally waits until no
+  item is held by a worker (any number of callers may wait); a later `shut_down()` ends that wait.
 
 Callers must call `done(item)` exactly once for every item `get()` returned. asyncio-only: all
 methods must be called from the loop's thread.
@@ -43,7 +43,9 @@ class Queue(Generic[T]):
         # Items a worker holds; an item in here is never in `_queue`.
         self._processing: set[T] = set()
         self._getters: deque[asyncio.Future[None]] = deque()
-        self._drained: asyncio.Event | None = None
+        # Set whenever `_processing` empties or a plain shut_down() cancels a drain; drainers
+        # re-check their condition after each wake-up (client-go's cond.Wait loop).
+        self._drain_wakeup = asyncio.Event()
         self._shutting_down = False
         self._drain = False
         self.metrics = QueueMetrics(name, self.clock, metrics_provider)
@@ -96,24 +98,26 @@ class Queue(Generic[T]):
         if item in self._dirty:
             self._queue.append(item)
             self._wake_one()
-        elif not self._processing and self._drained is not None:
-            self._drained.set()
+        if not self._processing:
+            self._drain_wakeup.set()
 
     def shut_down(self) -> None:
         """Stop accepting items and wake every getter; do not wait for in-flight work."""
         self._shutting_down = True
+        self._drain = False
+        self._drain_wakeup.set()
         while self._getters:
             getter = self._getters.popleft()
             if not getter.done():
                 getter.set_result(None)
 
     async def shut_down_with_drain(self) -> None:
-        """Shut down, then wait until every item held by a worker is done."""
-        self._drain = True
+        """Shut down, then wait until no item is held by a worker (or a `shut_down()` call)."""
         self.shut_down()
-        if self._processing:
-            self._drained = asyncio.Event()
-            await self._drained.wait()
+        self._drain = True
+        while self._processing and self._drain:
+            self._drain_wakeup.clear()
+            await self._drain_wakeup.wait()
 
     def shutting_down(self) -> bool:
         return self._shutting_down

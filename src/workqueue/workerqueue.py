@@ -4,8 +4,9 @@
   `enqueue_immediately(obj)` adds it now; `enqueue_after(obj, delay)` after `delay` seconds.
   `obj` may be an object, a `DeletedFinalStateUnknown`, an `ExplicitKey`, or a key string.
 * `run(workers)` runs that many workers until cancelled or `shut_down()`; each takes a key, awaits
-  the sync handler, `forget`s the key on success and re-adds it rate-limited on error. A 409 Conflict
-  is expected under contention and is logged at debug level only; other errors are logged once with
+  the sync handler, `forget`s the key on success and re-adds it rate-limited on error. A 409
+  Conflict (`errors.is_conflict`) is expected under contention and is logged at debug level only;
+  other errors are logged once with
   the key. Exceptions never kill a worker.
 * `healthy()` raises unless exactly the requested number of workers is running (liveness).
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from ..client.errors import is_conflict
 from ..clock import Clock
 from ..informers.store import meta_namespace_key
 from .default_rate_limiters import ItemFastSlowRateLimiter, RateLimiter
@@ -30,10 +32,6 @@ Handler = Callable[[str], Awaitable[None]]
 def fast_rate_limiter(max_delay: float) -> RateLimiter:
     """Agones' `FastRateLimiter`: 200 ms for five retries, then `max_delay`."""
     return ItemFastSlowRateLimiter(0.2, max_delay, 5)
-
-
-def _is_conflict(err: BaseException) -> bool:
-    return getattr(err, "status_code", None) == 409
 
 
 class UnhealthyError(RuntimeError):
@@ -99,7 +97,7 @@ class WorkerQueue:
             raise
         except Exception as err:
             log = self.logger_for(key)
-            if _is_conflict(err):
+            if is_conflict(err):
                 log.debug("sync conflict, retrying", error=str(err))
             else:
                 log.error("sync failed, retrying", error=str(err), exc_info=err)

@@ -12,6 +12,8 @@ from agones.client.config import ConfigError, in_cluster_config, load_config, lo
 from agones.clock import FakeClock
 from agones.flowcontrol import Limiter, TokenBucketRateLimiter
 
+from ..leaderelection.test_leaderelection import SteppedWallClock
+
 
 def write_kubeconfig(tmp: Path, cluster: dict[str, object], user: dict[str, object]) -> Path:
     doc = {
@@ -91,10 +93,17 @@ def test_in_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
     (tmp_path / "token").write_text("sa-token\n")
     config = in_cluster_config(tmp_path)
+    clock = FakeClock()
+    config.now = clock.now
     assert config.host == "https://10.0.0.1:443"
     assert config.bearer_token() == "sa-token"
     (tmp_path / "token").write_text("rotated")
+    assert config.bearer_token() == "sa-token", "read at most once a minute"
+    clock.step(60)
     assert config.bearer_token() == "rotated"
+    (tmp_path / "token").unlink()
+    clock.step(60)
+    assert config.bearer_token() == "rotated", "a failed re-read keeps the last token"
 
 
 def test_limiter_refills_at_qps_up_to_burst() -> None:
@@ -179,3 +188,12 @@ def test_exec_credentials_are_refused_clearly(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="'exec' credentials"):
         load_kube_config(path)
+
+
+def test_limiter_refills_by_monotonic_time_across_a_wall_clock_step() -> None:
+    clock = SteppedWallClock()
+    limiter = Limiter(10, 1, clock)
+    assert limiter.reserve() == 0
+    clock.wall_offset = -3600.0  # NTP steps the wall clock back an hour
+    clock.step(0.2)
+    assert limiter.reserve() == 0, "the token spent 0.2 s ago is back"

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import aiohttp
+import pytest
 from prometheus_client import CollectorRegistry
 
 from agones.client.rest import Resource
@@ -201,3 +202,70 @@ async def test_runner_stops_cleanly_before_caches_sync() -> None:
     assert (await get(runner.port or 0, "/ready"))[0] == 503, "not ready until synced"
     runner.stop()
     assert await asyncio.wait_for(task, 5) == 0
+
+
+class Failing:
+    """A runnable whose workers die at once."""
+
+    async def run(self, workers: int) -> None:
+        raise ValueError("boom")
+
+    async def shut_down_with_drain(self) -> None: ...
+
+
+async def test_runner_raises_when_a_runnable_fails() -> None:
+    runner = ControllerRunner(
+        ControllerSettings(http_host="127.0.0.1", http_port=0),
+        Client(),
+        lambda ctx: [Failing()],
+        registry=CollectorRegistry(),
+    )
+    with pytest.raises(RuntimeError, match="controller 0 failed") as failed:
+        await asyncio.wait_for(runner.run(), 5)
+    assert isinstance(failed.value.__cause__, ValueError)
+
+
+async def test_elected_runner_releases_lease_and_raises_when_a_runnable_fails() -> None:
+    client = Client()
+    runner = ControllerRunner(
+        ControllerSettings(http_host="127.0.0.1", http_port=0, leader_election=True),
+        client,
+        lambda ctx: [Failing()],
+        clock=FakeClock(),
+        identity="me",
+        registry=CollectorRegistry(),
+    )
+    with pytest.raises(RuntimeError, match="controller 0 failed") as failed:
+        await asyncio.wait_for(runner.run(), 5)
+    assert isinstance(failed.value.__cause__, ValueError)
+    assert client.leases.store.lease is not None
+    assert client.leases.store.lease["spec"]["holderIdentity"] == ""
+
+
+async def test_runner_raises_when_an_informer_dies() -> None:
+    client = Client()
+    informers = []
+
+    def build(ctx: Context) -> list[WorkerQueue]:
+        informers.append(ctx.informer_factory.for_resource(RES).informer())
+        return []
+
+    clock = FakeClock()
+    runner = ControllerRunner(
+        ControllerSettings(http_host="127.0.0.1", http_port=0),
+        client,
+        build,  # type: ignore[arg-type]
+        clock=clock,
+        registry=CollectorRegistry(),
+    )
+    task = asyncio.create_task(runner.run())
+    await until(lambda: runner.synced)
+
+    def boom() -> None:
+        raise AssertionError("cache mutated")
+
+    # What a cache mutation (or a failing index function on resync) does to an informer's task.
+    informers[0].mutation_detector.check = boom  # type: ignore[method-assign]
+    await clock.advance(30)
+    with pytest.raises(RuntimeError, match=r"informer gameservers\.agones\.dev failed"):
+        await asyncio.wait_for(task, 5)

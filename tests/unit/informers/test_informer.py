@@ -207,6 +207,20 @@ async def test_429_on_watch_backs_off_at_least_retry_after_then_rewatches(env: A
     assert len(api.list_calls) == 1, "a throttled watch does not relist"
 
 
+async def test_500_on_watch_relists_after_a_back_off(env: Any) -> None:
+    # An informer's reflector has no internal-error retry budget (client-go's
+    # MaxInternalErrorRetryDuration is only set for the API server's own cache): it relists.
+    api, clock, start = env
+    api.create(gs("a"))
+    api.watch_faults.append(error_from_status(500, status(500, "InternalError")))
+    informer = start()
+    await asyncio.wait_for(informer.wait_for_sync(), 2)
+    await clock.wait_for_timers(1)
+    await clock.advance(30)
+    await until(lambda: len(api.list_calls) == 2)
+    assert api.list_calls[1]["resource_version"] == "101", "relists from the last synced RV"
+
+
 async def test_500_on_list_backs_off_and_retries(env: Any) -> None:
     api, clock, start = env
     api.create(gs("a"))
@@ -286,6 +300,43 @@ async def test_relist_of_unchanged_objects_is_a_resync_not_an_update(env: Any) -
     await until(lambda: len(api.list_calls) == 2)
     await until(lambda: len(api.watch_calls) == 2)
     assert rec.kinds() == [("add", "default/a")], "same RV on relist is not delivered as an update"
+
+
+async def test_watched_update_with_unchanged_rv_is_a_resync_not_an_update(env: Any) -> None:
+    # client-go's OnUpdate: any update that keeps the resourceVersion counts as a resync.
+    api, _, start = env
+    a = api.create(gs("a"))
+    informer = start()
+    rec = Recorder(informer)
+    informer.add_event_handler(rec)
+    await asyncio.wait_for(informer.wait_for_sync(), 2)
+    api.rv += 1
+    api.log.append((api.rv, "MODIFIED", a))
+    changed = api.update(a)
+    await until(lambda: len(rec.events) == 2)
+    await until(lambda: informer.last_sync_resource_version() == get_resource_version(changed))
+    assert rec.events == [
+        ("add", "default/a", "101", True),
+        ("update", "default/a", "101", get_resource_version(changed)),
+    ]
+
+
+async def test_removed_handler_gets_no_more_resyncs(env: Any) -> None:
+    api, clock, start = env
+    a = api.create(gs("a"))
+    informer = start(resync=30)
+    rec = Recorder(informer)
+    registration = informer.add_event_handler(rec)
+    await asyncio.wait_for(informer.wait_for_sync(), 2)
+    await clock.wait_for_timers(1)
+    await clock.advance(30)
+    await until(lambda: len(rec.events) == 2)  # the add, then a resync
+    await informer.remove_event_handler(registration)
+    api.rv += 1
+    api.log.append((api.rv, "MODIFIED", a))  # unchanged RV: a resync for the due handlers
+    changed = api.update(a)
+    await until(lambda: informer.last_sync_resource_version() == get_resource_version(changed))
+    assert registration.pending() == 0 and len(rec.events) == 2
 
 
 async def test_uid_change_seen_as_update(env: Any) -> None:

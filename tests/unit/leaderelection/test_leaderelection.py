@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -44,10 +45,12 @@ class LeaseAPI:
         self.store = store
         self.who = who
         self.down = False
+        # Fails only the calls it matches: (verb, body or None) -> bool.
+        self.reject: Callable[[str, Any], bool] = lambda verb, body: False
 
-    def _check(self, verb: str) -> None:
+    def _check(self, verb: str, body: Any = None) -> None:
         self.store.calls.append(f"{self.who}:{verb}")
-        if self.down:
+        if self.down or self.reject(verb, body):
             raise ConnectionError("api unreachable")
 
     async def get(
@@ -61,7 +64,7 @@ class LeaseAPI:
     async def create(
         self, res: Resource, body: Any, namespace: str | None = None
     ) -> dict[str, Any]:
-        self._check("create")
+        self._check("create", body)
         if self.store.lease is not None:
             raise error_from_status(409, status(409, "AlreadyExists"))
         self.store.rv += 1
@@ -72,7 +75,7 @@ class LeaseAPI:
     async def update(
         self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
     ) -> dict[str, Any]:
-        self._check("update")
+        self._check("update", body)
         assert self.store.lease is not None
         if body["metadata"]["resourceVersion"] != self.store.lease["metadata"]["resourceVersion"]:
             raise error_from_status(409, status(409, "Conflict"))
@@ -276,3 +279,58 @@ async def test_release_retries_after_a_renewal_landed_in_flight() -> None:
     store.lease["metadata"]["resourceVersion"] = str(store.rv)
     await a.kill()
     assert store.lease["spec"]["holderIdentity"] == ""
+
+
+async def test_lost_leadership_stops_work_then_releases_the_lease() -> None:
+    # client-go's renew() releases on its way out whether cancelled or out of renewals.
+    clock, store, timeline = FakeClock(), LeaseStore(), []
+    a = Candidate("a", store, clock, timeline)
+    b = Candidate("b", store, clock, timeline)
+    a.start()
+    await clock.advance(0)
+    b.start()
+    await clock.advance(4)
+    # a's renewals fail (GETs and updates naming a as holder); its release would get through.
+    a.api.reject = lambda verb, body: (
+        verb == "get" or (body is not None and body["spec"].get("holderIdentity") == "a")
+    )
+    for _ in range(30):
+        await clock.advance(0.5)
+    assert a.task is not None and a.task.done()
+    assert a.stopped.is_set()
+    events = [(who, what) for _, who, what in timeline]
+    assert events[:3] == [("a", "start"), ("a", "stop"), ("b", "start")]
+    a_stop, b_start = timeline[1][0], timeline[2][0]
+    assert b_start - a_stop <= 2 * 1.2 + 1, "released: b need not wait out the 15 s lease"
+    assert store.lease is not None and store.lease["spec"]["holderIdentity"] == "b"
+    await b.kill()
+
+
+class SteppedWallClock(FakeClock):
+    """A FakeClock whose wall time can be stepped (as NTP does) without moving monotonic time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wall_offset = 0.0
+
+    def now(self) -> float:
+        return super().now() + self.wall_offset
+
+
+async def test_a_wall_clock_step_does_not_expire_a_live_lease() -> None:
+    clock, store, timeline = SteppedWallClock(), LeaseStore(), []
+    a = Candidate("a", store, clock, timeline, release=False)
+    b = Candidate("b", store, clock, timeline, release=False)
+    a.start()
+    await clock.advance(0)
+    b.start()
+    await clock.advance(3)
+    a.api.down = True  # a stops renewing: b must still wait out the lease from its last change
+    await clock.advance(2)  # b has seen a's last renewal
+    clock.wall_offset = 60.0  # far past the 15 s lease, on the wall clock only
+    for _ in range(30):
+        await clock.advance(1)
+    events = [(who, what) for _, who, what in timeline]
+    assert events == [("a", "start"), ("a", "stop"), ("b", "start")], "never two leaders at once"
+    await a.kill()
+    await b.kill()

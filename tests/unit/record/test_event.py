@@ -25,10 +25,15 @@ class FakeEvents:
         self.created: list[dict[str, Any]] = []
         self.patches: list[tuple[str, Any, dict[str, Any]]] = []
         self.expired: set[str] = set()
+        self.failures: list[Exception] = []
+        self.attempts = 0
 
     async def create(
         self, res: Resource, body: Any, namespace: str | None = None
     ) -> dict[str, Any]:
+        self.attempts += 1
+        if self.failures:
+            raise self.failures.pop(0)
         self.created.append(body)
         return body
 
@@ -102,9 +107,26 @@ async def test_many_similar_messages_are_aggregated(rec: Any) -> None:
         recorder.event(GS, "Warning", "Unhealthy", f"failure {i}")
     await asyncio.wait_for(broadcaster.flush(), 1)
     messages = [e["message"] for e in client.created]
-    assert messages[:10] == [f"failure {i}" for i in range(10)]
-    assert messages[10] == "(combined from similar events): failure 10"
-    assert len(client.created) == 11 and len(client.patches) == 2
+    # client-go's EventAggregate combines from the 10th distinct message on.
+    assert messages[:9] == [f"failure {i}" for i in range(9)]
+    assert messages[9] == "(combined from similar events): failure 9"
+    assert len(client.created) == 10
+    assert [p[1]["message"] for p in client.patches] == [
+        f"(combined from similar events): failure {i}" for i in (10, 11, 12)
+    ]
+
+
+async def test_aggregation_window_slides_with_each_similar_event(rec: Any) -> None:
+    recorder, broadcaster, client, clock = rec
+    for i in range(10):
+        recorder.event(GS, "Warning", "Unhealthy", f"failure {i}")
+        clock.step(100)  # each within 10 min of the last, though the first is 15 min back
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert client.created[-1]["message"] == "(combined from similar events): failure 9"
+    clock.step(601)
+    recorder.event(GS, "Warning", "Unhealthy", "failure 10")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert client.created[-1]["message"] == "failure 10", "a quiet 10 min starts afresh"
 
 
 async def test_spam_filter_and_buffer_never_block(rec: Any) -> None:
@@ -129,3 +151,27 @@ def test_bad_input_is_dropped_not_raised() -> None:
     recorder.event(GS, "Fatal", "X", "y")
     recorder.event({"metadata": {}}, "Normal", "X", "y")
     assert broadcaster._queue.qsize() == 0
+
+
+async def test_unreachable_server_is_retried_and_a_rejection_is_not() -> None:
+    client, clock = FakeEvents(), FakeClock(1_700_000_000.0)
+    broadcaster = EventBroadcaster(client, clock=clock, rand=lambda: 0.5)
+    task = asyncio.create_task(broadcaster.run())
+    recorder = broadcaster.new_recorder("c", "h")
+    client.failures = [ConnectionError("refused"), ConnectionError("refused")]
+    recorder.event(GS, "Normal", "Ready", "ready")
+    await clock.wait_for_timers(1)
+    assert client.attempts == 1
+    await clock.advance(5)  # the first wait: random, half of 10 s here
+    await clock.wait_for_timers(1)
+    assert client.attempts == 2
+    await clock.advance(10)
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert client.attempts == 3 and len(client.created) == 1
+
+    client.failures = [error_from_status(422, {"kind": "Status", "code": 422})]
+    recorder.event(GS, "Normal", "Other", "rejected")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert client.attempts == 4 and len(client.created) == 1, "a rejection is not retried"
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)

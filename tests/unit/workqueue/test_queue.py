@@ -87,6 +87,43 @@ async def test_shut_down_with_drain_returns_when_idle() -> None:
     await asyncio.wait_for(q.shut_down_with_drain(), 1)
 
 
+async def test_shut_down_with_drain_serves_every_waiter() -> None:
+    q: Queue[str] = Queue()
+    q.add("a")
+    item = await get_now(q)
+    drains = [asyncio.create_task(q.shut_down_with_drain()) for _ in range(2)]
+    await asyncio.sleep(0)
+    assert not any(d.done() for d in drains)
+    q.done(item)
+    await asyncio.wait_for(asyncio.gather(*drains), 1)
+
+
+async def test_shut_down_with_drain_ends_when_last_held_item_is_requeued() -> None:
+    # client-go waits for `processing` to empty; a dirty item going back to the queue counts.
+    q: Queue[str] = Queue()
+    q.add("a")
+    item = await get_now(q)
+    q.add("a")
+    drain = asyncio.create_task(q.shut_down_with_drain())
+    await asyncio.sleep(0)
+    assert not drain.done()
+    q.done(item)
+    await asyncio.wait_for(drain, 1)
+    assert len(q) == 1
+
+
+async def test_shut_down_ends_a_pending_drain() -> None:
+    q: Queue[str] = Queue()
+    q.add("a")
+    await get_now(q)
+    drain = asyncio.create_task(q.shut_down_with_drain())
+    await asyncio.sleep(0)
+    assert not drain.done()
+    q.shut_down()
+    await asyncio.wait_for(drain, 1)
+    assert q.processing() == frozenset({"a"})
+
+
 async def test_cancelled_getter_passes_wakeup_on() -> None:
     q: Queue[str] = Queue()
     first = asyncio.create_task(q.get())

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
-from prometheus_client import CollectorRegistry
+import structlog
+from prometheus_client import CollectorRegistry, generate_latest
 
+from agones.client.errors import error_from_status
 from agones.clock import FakeClock
 from agones.informers.store import DeletedFinalStateUnknown
 from agones.metrics import kubernetes_client
@@ -17,8 +20,8 @@ from agones.workqueue.workerqueue import UnhealthyError
 GS = {"metadata": {"namespace": "default", "name": "gs-1"}}
 
 
-class Conflict(Exception):
-    status_code = 409
+def conflict(reason: str) -> Exception:
+    return error_from_status(409, {"kind": "Status", "code": 409, "reason": reason})
 
 
 def make(handler, clock: FakeClock, **kw):  # type: ignore[no-untyped-def]
@@ -52,7 +55,7 @@ async def test_enqueue_is_rate_limited_and_keys_objects() -> None:
 async def test_success_forgets_error_backs_off_and_never_kills_workers() -> None:
     clock = FakeClock()
     calls: list[str] = []
-    outcomes = [RuntimeError("boom"), Conflict("conflict"), None]
+    outcomes = [RuntimeError("boom"), conflict("Conflict"), None]
     processed = asyncio.Event()
 
     async def handler(key: str) -> None:
@@ -146,3 +149,33 @@ async def test_workqueue_metrics_use_agones_names() -> None:
         assert value("agones_k8s_client_workqueue_unfinished_work_seconds") == 0
     finally:
         wq_metrics.set_provider(previous)
+
+
+@pytest.mark.parametrize(
+    ("error", "level"),
+    [
+        pytest.param(conflict("Conflict"), "debug", id="conflict"),
+        pytest.param(conflict("AlreadyExists"), "error", id="already-exists"),
+        pytest.param(RuntimeError("boom"), "error", id="other"),
+    ],
+)
+async def test_only_conflicts_are_logged_quietly(error: Exception, level: str) -> None:
+    async def handler(key: str) -> None:
+        raise error
+
+    wq = WorkerQueue(handler, None, "gameserver", "test", clock=FakeClock())
+    wq.enqueue_immediately("default/a")
+    with structlog.testing.capture_logs() as logs:
+        assert await wq.process_next_work_item()
+    assert [(e["log_level"], e["gameserver"]) for e in logs] == [(level, "default/a")]
+    assert wq.queue.num_requeues("default/a") == 1
+
+
+def test_register_serves_every_new_registry() -> None:
+    # Registries come and go (one per test here); a new one may reuse a dead one's address.
+    for _ in range(20):
+        registry = CollectorRegistry()
+        kubernetes_client.register(registry)
+        assert b"agones_k8s_client_workqueue_depth" in generate_latest(registry)
+        del registry
+        gc.collect()
