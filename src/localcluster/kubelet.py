@@ -34,7 +34,6 @@ import re
 import signal
 import socket
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -190,6 +189,8 @@ class PodRunner:
         self.net: PodNetwork | None = None
         self.terminating = False
         self._tasks: list[asyncio.Task[Any]] = []
+        self.start_task: asyncio.Task[None] | None = None
+        """The running `start()`: `terminate()` waits for it, so nothing starts after the stop."""
         self._status_lock = asyncio.Lock()
         self._phase = "Pending"
 
@@ -357,6 +358,8 @@ class PodRunner:
                         p.get("protocol") or "TCP",
                     )
         for container in self.containers:
+            if self.terminating:
+                return
             await self._launch(container)
         self._phase = "Running"
         await self.write_status()
@@ -519,6 +522,10 @@ class PodRunner:
     async def terminate(self, grace: float) -> None:
         """SIGTERM, wait up to `grace` seconds, SIGKILL; release everything."""
         self.terminating = True
+        if self.start_task is not None:
+            # A pod deleted while it starts: let the start finish (it launches nothing more once
+            # `terminating` is set) so every process and namespace it made is released below.
+            await asyncio.wait([self.start_task])
         if self.sim is not None:
             await self.sim.stop()
         running = [c for c in self.containers if c.proc is not None and c.proc.returncode is None]
@@ -533,12 +540,18 @@ class PodRunner:
                 self._signal(c, signal.SIGKILL)
             if pending:
                 await asyncio.wait(pending, timeout=5)
-        for c in self.containers:
-            if c.proc is not None:
-                self.kubelet.processes.discard(c.proc.pid)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        # A restart launched while the signals went out is still running: kill it too.
+        late = [c.proc for c in self.containers if c.proc and c.proc.returncode is None]
+        for c in self.containers:
+            self._signal(c, signal.SIGKILL)
+        if late:
+            await asyncio.wait([asyncio.ensure_future(p.wait()) for p in late], timeout=5)
+        for c in self.containers:
+            if c.proc is not None:
+                self.kubelet.processes.discard(c.proc.pid)
         if self.net is not None:
             await self.net.close()
             self.net = None
@@ -570,10 +583,11 @@ class Kubelet:
             )
         )
 
-    def _spawn(self, coro: Any, done: Callable[[], None] | None = None) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _on_pod(self, pod: Any) -> None:
         node = (pod.get("spec") or {}).get("nodeName")
@@ -591,7 +605,7 @@ class Kubelet:
                 return
             runner = PodRunner(self, pod, self.config.node_addresses[node])
             self.runners[uid] = runner
-            self._spawn(runner.start())
+            runner.start_task = self._spawn(runner.start())
 
     def _on_delete(self, obj: Any) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj

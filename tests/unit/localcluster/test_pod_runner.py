@@ -1,0 +1,55 @@
+"""PodRunner lifecycle: a pod deleted while it starts leaves no process behind."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from types import SimpleNamespace
+from typing import Any
+
+from agones.localcluster.kubelet import KubeletConfig, PodRunner
+
+
+class _Client:
+    def __init__(self) -> None:
+        self.patches: list[dict[str, Any]] = []
+
+    async def patch(self, _res: Any, _name: str, body: dict[str, Any], **_kw: Any) -> None:
+        self.patches.append(body)
+
+
+def _runner() -> tuple[PodRunner, Any]:
+    kubelet = SimpleNamespace(
+        config=KubeletConfig(kubeconfig="", api_port=0, use_netns=False),
+        client=_Client(),
+        processes=set(),
+    )
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    pod = {
+        "metadata": {"name": "p", "namespace": "default", "uid": "u1"},
+        "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "a", "command": sleeper}, {"name": "b", "command": sleeper}],
+        },
+    }
+    return PodRunner(kubelet, pod, "127.0.0.1"), kubelet  # type: ignore[arg-type]
+
+
+async def test_terminate_during_start_leaves_no_process() -> None:
+    runner, kubelet = _runner()
+    runner.start_task = asyncio.create_task(runner.start())
+    await asyncio.wait_for(runner.terminate(1), 10)
+    await asyncio.wait_for(runner.start_task, 10)
+    alive = [c.name for c in runner.containers if c.proc and c.proc.returncode is None]
+    assert alive == []
+    assert kubelet.processes == set()
+
+
+async def test_terminate_after_start_stops_every_container() -> None:
+    runner, kubelet = _runner()
+    runner.start_task = asyncio.create_task(runner.start())
+    await asyncio.wait_for(runner.start_task, 10)
+    assert [c.proc is not None for c in runner.containers] == [True, True]
+    await asyncio.wait_for(runner.terminate(1), 10)
+    assert [c.proc.returncode is not None for c in runner.containers if c.proc] == [True, True]
+    assert kubelet.processes == set()
