@@ -694,6 +694,9 @@ def shape_error(obj: dict[str, Any], builtin: bool) -> str:
     for i, ref in enumerate(md.get("ownerReferences") or []):
         if not isinstance(ref, dict):
             return f"json: cannot unmarshal {_json_type(ref)} into Go struct field ObjectMeta.metadata.ownerReferences[{i}] of type object"
+    for i, entry in enumerate(md.get("managedFields") or []):
+        if not isinstance(entry, dict):
+            return f"json: cannot unmarshal {_json_type(entry)} into Go struct field ObjectMeta.metadata.managedFields[{i}] of type object"
     for i, fin in enumerate(md.get("finalizers") or []):
         if not isinstance(fin, str):
             return f"json: cannot unmarshal {_json_type(fin)} into Go struct field ObjectMeta.metadata.finalizers[{i}] of type string"
