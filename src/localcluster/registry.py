@@ -294,7 +294,9 @@ class Registry:
             await self.faults.before_write(
                 info.group, info.resource, md.get("name") or md.get("generateName", "")
             )
-        if md.get("resourceVersion"):
+        rv = md.get("resourceVersion") or ""
+        if rv.isascii() and rv.isdigit() and int(rv) != 0:
+            # etcd3's store refuses only a version that parses and is not 0 (a 500, as there)
             raise errors.internal("resourceVersion should not be set on objects to be created")
         self._check_namespace(info, ns, md.get("name", ""))
         if self.admission is not None:

@@ -211,3 +211,26 @@ async def test_components_can_serve_a_subresource() -> None:
         async with session.get(f"{srv.url}/api/v1/namespaces/default/pods/p/log") as resp:
             assert resp.status == 200
             assert await resp.text() == "log of default/p\n"
+
+
+@pytest.mark.parametrize(
+    ("rv", "created"),
+    [("", True), ("0", True), ("abc", True), ("-1", True), ("7", False)],
+    ids=["unset", "zero", "not-a-number", "negative", "a-version"],
+)
+async def test_create_refuses_only_a_parsable_nonzero_resource_version(
+    rv: str, created: bool
+) -> None:
+    async with LocalAPIServer() as srv:
+        cms = srv.registry.lookup("", "v1", "configmaps")
+        assert cms is not None
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+        if rv:
+            cm["metadata"]["resourceVersion"] = rv
+        if created:
+            entry = await srv.registry.create(cms, "default", cm)
+            assert entry.obj["metadata"]["resourceVersion"] == str(entry.rv)
+        else:
+            with pytest.raises(errors.StatusError) as err:
+                await srv.registry.create(cms, "default", cm)
+            assert err.value.code == 500
