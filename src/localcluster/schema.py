@@ -13,6 +13,7 @@ shapes any object must have to be decoded at all (`shape_error`, answered 400 as
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from typing import Any
 
@@ -293,8 +294,41 @@ def _string(value: str, schema: Schema, path: str, errs: list[FieldError]) -> No
             field.invalid(path, value, f"{path} in body should be at least {min_len} chars long")
         )
     pattern = schema.get("pattern")
-    if pattern is not None and re.search(pattern, value) is None:
-        errs.append(field.invalid(path, value, f"{path} in body should match '{pattern}'"))
+    if isinstance(pattern, str) and pattern:
+        try:
+            compiled = go_regexp(pattern)
+        except re.error:
+            return  # refused when the CRD was written; one stored before is not checked
+        if compiled.search(value) is None:
+            errs.append(field.invalid(path, value, f"{path} in body should match '{pattern}'"))
+
+
+@functools.lru_cache(maxsize=1024)
+def go_regexp(pattern: str) -> re.Pattern[str]:
+    """`pattern` compiled with the meaning Go's regexp gives `$`: the very end of the text (Python's
+    `$` also matches before a final newline). Raises `re.error` when it does not compile."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            j = i + 1 + (pattern[i + 1 : i + 2] == "^")
+            j += pattern[j : j + 1] == "]"  # a ']' first in a class is literal
+            out.append(pattern[i:j])
+            i = j
+            continue
+        elif c == "$":
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return re.compile("".join(out))
 
 
 def _array(value: list[Any], schema: Schema, path: str, errs: list[FieldError]) -> None:
@@ -498,6 +532,18 @@ def _unsupported_errors(node: Schema, path: str) -> list[FieldError]:
     for key in _UNSUPPORTED_KEYWORDS:
         if node.get(key) not in (None, "", {}):
             errs.append(field.forbidden(f"{path}.{key}", f"{key} is not supported"))
+    pattern = node.get("pattern")
+    if isinstance(pattern, str) and pattern:
+        try:
+            go_regexp(pattern)
+        except re.error as err:
+            errs.append(
+                field.invalid(
+                    f"{path}.pattern",
+                    pattern,
+                    f"must be a valid regular expression, but isn't: {err}",
+                )
+            )
     if node.get("uniqueItems") is True:
         errs.append(
             field.forbidden(
