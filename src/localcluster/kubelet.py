@@ -193,6 +193,9 @@ class PodRunner:
         """The running `start()`: `terminate()` waits for it, so nothing starts after the stop."""
         self._status_lock = asyncio.Lock()
         self._phase = "Pending"
+        self._start_time = ""
+        self._transitions: dict[str, tuple[str, str]] = {}
+        """Condition type → (status, lastTransitionTime): the time moves only when the status does."""
 
     # -- status ---------------------------------------------------------------------------------
 
@@ -220,19 +223,25 @@ class PodRunner:
                 init_statuses = [simulated(c) for c in spec.get("initContainers") or []]
             ready = all(s["ready"] for s in statuses) and self._phase == "Running"
             t = now()
-            conditions = [
-                {"type": "PodScheduled", "status": "True", "lastTransitionTime": t},
-                {"type": "Initialized", "status": "True", "lastTransitionTime": t},
-                {"type": "ContainersReady", "status": str(ready), "lastTransitionTime": t},
-                {"type": "Ready", "status": str(ready), "lastTransitionTime": t},
-            ]
+            self._start_time = self._start_time or t
+            conditions = []
+            for kind, value in (
+                ("PodScheduled", "True"),
+                ("Initialized", "True"),
+                ("ContainersReady", str(ready)),
+                ("Ready", str(ready)),
+            ):
+                was, since = self._transitions.get(kind, ("", t))
+                since = since if was == value else t
+                self._transitions[kind] = (value, since)
+                conditions.append({"type": kind, "status": value, "lastTransitionTime": since})
             status: dict[str, Any] = {
                 "phase": self._phase,
                 "hostIP": self.node_ip,
                 "hostIPs": [{"ip": self.node_ip}],
                 "podIP": self.node_ip,
                 "podIPs": [{"ip": self.node_ip}],
-                "startTime": t,
+                "startTime": self._start_time,
                 "conditions": conditions,
                 "containerStatuses": statuses,
             }

@@ -53,3 +53,25 @@ async def test_terminate_after_start_stops_every_container() -> None:
     await asyncio.wait_for(runner.terminate(1), 10)
     assert [c.proc.returncode is not None for c in runner.containers if c.proc] == [True, True]
     assert kubelet.processes == set()
+
+
+async def test_start_time_and_transitions_stay_put_while_the_status_holds() -> None:
+    runner, kubelet = _runner()
+    runner.start_task = asyncio.create_task(runner.start())
+    await asyncio.wait_for(runner.start_task, 10)
+    try:
+        first = kubelet.client.patches[-1]["status"]
+        runner._start_time = "2000-01-01T00:00:00Z"  # what the first write recorded, made old
+        runner._transitions = {
+            c["type"]: (c["status"], "2000-01-01T00:00:00Z") for c in first["conditions"]
+        }
+        runner._phase = "Failed"  # not ready any more: Ready and ContainersReady transition
+        await runner.write_status()
+        second = kubelet.client.patches[-1]["status"]
+        assert second["startTime"] == "2000-01-01T00:00:00Z"
+        times = {c["type"]: c["lastTransitionTime"] for c in second["conditions"]}
+        assert times["PodScheduled"] == times["Initialized"] == "2000-01-01T00:00:00Z"
+        assert times["Ready"] != "2000-01-01T00:00:00Z"
+        assert times["ContainersReady"] != "2000-01-01T00:00:00Z"
+    finally:
+        await asyncio.wait_for(runner.terminate(1), 10)
