@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import structlog
 
 from ..client.errors import ApiError
@@ -628,21 +629,33 @@ class Kubelet:
         grace = md.get("deletionGracePeriodSeconds")
         if grace is None:
             grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-        if runner is not None:
-            await runner.terminate(float(grace))
+        delay = 0.5
         try:
-            await self.client.delete(
-                PODS,
-                md["name"],
-                md["namespace"],
-                grace_period_seconds=0,
-                preconditions={"uid": md.get("uid", "")},
-            )
-        except ApiError as err:
-            if err.status_code not in (404, 409):
-                log.warning("final pod delete failed", pod=md["name"], error=str(err))
-        self.runners.pop(md.get("uid", ""), None)
-        self._finishing.discard(md.get("uid", ""))
+            if runner is not None:
+                await runner.terminate(float(grace))
+            # Retried until it lands (no later event would bring the pod back here): a pod left
+            # Terminating would hold its GameServer and node ports for ever.
+            while True:
+                try:
+                    await self.client.delete(
+                        PODS,
+                        md["name"],
+                        md["namespace"],
+                        grace_period_seconds=0,
+                        preconditions={"uid": md.get("uid", "")},
+                    )
+                    return
+                except ApiError as err:
+                    if err.status_code in (404, 409):
+                        return
+                    log.warning("final pod delete failed", pod=md["name"], error=str(err))
+                except (aiohttp.ClientError, OSError, TimeoutError) as err:
+                    log.warning("final pod delete failed", pod=md["name"], error=str(err))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        finally:
+            self.runners.pop(md.get("uid", ""), None)
+            self._finishing.discard(md.get("uid", ""))
 
     async def stop(self) -> None:
         """Stop every pod's processes (SIGTERM then SIGKILL after 5 s); leave the API alone."""

@@ -1,4 +1,5 @@
-"""PodRunner lifecycle: a pod deleted while it starts leaves no process behind."""
+"""Kubelet pod lifecycle: a pod deleted while it starts leaves no process behind, its status
+keeps its start and transition times, and the final delete is retried."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import sys
 from types import SimpleNamespace
 from typing import Any
 
-from agones.localcluster.kubelet import KubeletConfig, PodRunner
+from agones.client.errors import ApiError
+from agones.informers import SharedInformerFactory
+from agones.localcluster.kubelet import Kubelet, KubeletConfig, PodRunner
 
 
 class _Client:
@@ -75,3 +78,28 @@ async def test_start_time_and_transitions_stay_put_while_the_status_holds() -> N
         assert times["ContainersReady"] != "2000-01-01T00:00:00Z"
     finally:
         await asyncio.wait_for(runner.terminate(1), 10)
+
+
+class _FlakyDeletes:
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.deletes = 0
+
+    async def delete(self, *_args: Any, **_kw: Any) -> None:
+        self.deletes += 1
+        if self.deletes <= self.failures:
+            raise ApiError(500, {"reason": "InternalError", "message": "injected failure"})
+
+
+async def test_final_pod_delete_is_retried_until_it_lands() -> None:
+    client: Any = _FlakyDeletes(failures=1)
+    kubelet = Kubelet(
+        client,
+        SharedInformerFactory(client),
+        KubeletConfig(kubeconfig="", api_port=0, node_addresses={"node-1": "127.0.0.2"}),
+    )
+    pod = {"metadata": {"name": "p", "namespace": "default", "uid": "u1"}, "spec": {}}
+    kubelet._finishing.add("u1")
+    await asyncio.wait_for(kubelet._finish(pod, None), 10)
+    assert client.deletes == 2
+    assert kubelet._finishing == set()
