@@ -40,7 +40,8 @@ class WatchServer:
         except ValueError:
             raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
         try:
-            timeout = float(q.get("timeoutSeconds", "0") or 0) or 1800.0
+            # an int64 in ListOptions: "nan", "inf" or "1.5" do not decode (and "nan" never expires)
+            timeout = float(int(q.get("timeoutSeconds", "0") or 0)) or 1800.0
         except ValueError:
             raise errors.bad_request("invalid timeoutSeconds") from None
         bookmarks = query_bool(q.get("allowWatchBookmarks"))

@@ -234,3 +234,14 @@ async def test_create_refuses_only_a_parsable_nonzero_resource_version(
             with pytest.raises(errors.StatusError) as err:
                 await srv.registry.create(cms, "default", cm)
             assert err.value.code == 500
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1.5", "x"])
+async def test_watch_timeout_seconds_must_be_an_integer(value: str) -> None:
+    async with LocalAPIServer() as srv, aiohttp.ClientSession() as session:
+        url = f"{srv.url}/api/v1/namespaces/default/configmaps"
+        params = {"watch": "true", "timeoutSeconds": value}
+        async with session.get(url, params=params) as resp:
+            assert resp.status == 400
+            body = await asyncio.wait_for(resp.json(), 5)
+            assert body["reason"] == "BadRequest"
