@@ -245,3 +245,41 @@ async def test_watch_timeout_seconds_must_be_an_integer(value: str) -> None:
             assert resp.status == 400
             body = await asyncio.wait_for(resp.json(), 5)
             assert body["reason"] == "BadRequest"
+
+
+@pytest.mark.parametrize(
+    ("group", "version", "resource", "body"),
+    [
+        pytest.param(
+            "", "v1", "configmaps", {"binaryData": {"k": "!!"}}, id="configmap-binary-data"
+        ),
+        pytest.param(
+            "apiregistration.k8s.io",
+            "v1",
+            "apiservices",
+            {
+                "metadata": {"name": "v1.x.example.com"},
+                "spec": {"group": "x.example.com", "version": "v1", "caBundle": "not base64!"},
+            },
+            id="apiservice-ca-bundle",
+        ),
+        pytest.param(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            {"webhooks": [{"name": "w.example.com", "clientConfig": {"caBundle": "a"}}]},
+            id="webhook-ca-bundle",
+        ),
+    ],
+)
+async def test_bytes_fields_must_be_base64(
+    group: str, version: str, resource: str, body: dict
+) -> None:
+    async with LocalAPIServer() as srv:
+        info = srv.registry.lookup(group, version, resource)
+        assert info is not None
+        obj = {"metadata": {"name": "b"}, **body}
+        with pytest.raises(errors.StatusError) as err:
+            await srv.registry.create(info, "default" if info.namespaced else "", obj)
+        assert err.value.code == 400
+        assert "illegal base64 data at input byte" in err.value.message
