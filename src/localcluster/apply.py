@@ -256,7 +256,8 @@ def server_side_apply(
             remove_path(out, path)
         _prune_empty(out.get("metadata"))
     out = apply_strategic_merge_patch(out, body, meta)
-    assert isinstance(out, dict)
+    if not isinstance(out, dict):  # a top-level `$patch: delete` leaves no object
+        raise PatchError("an apply configuration must describe an object, not delete it")
     entry = {
         "manager": manager,
         "operation": "Apply",

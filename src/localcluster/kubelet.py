@@ -34,12 +34,12 @@ import re
 import signal
 import socket
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import structlog
 
 from ..client.errors import ApiError
@@ -190,8 +190,13 @@ class PodRunner:
         self.net: PodNetwork | None = None
         self.terminating = False
         self._tasks: list[asyncio.Task[Any]] = []
+        self.start_task: asyncio.Task[None] | None = None
+        """The running `start()`: `terminate()` waits for it, so nothing starts after the stop."""
         self._status_lock = asyncio.Lock()
         self._phase = "Pending"
+        self._start_time = ""
+        self._transitions: dict[str, tuple[str, str]] = {}
+        """Condition type → (status, lastTransitionTime): the time moves only when the status does."""
 
     # -- status ---------------------------------------------------------------------------------
 
@@ -219,19 +224,25 @@ class PodRunner:
                 init_statuses = [simulated(c) for c in spec.get("initContainers") or []]
             ready = all(s["ready"] for s in statuses) and self._phase == "Running"
             t = now()
-            conditions = [
-                {"type": "PodScheduled", "status": "True", "lastTransitionTime": t},
-                {"type": "Initialized", "status": "True", "lastTransitionTime": t},
-                {"type": "ContainersReady", "status": str(ready), "lastTransitionTime": t},
-                {"type": "Ready", "status": str(ready), "lastTransitionTime": t},
-            ]
+            self._start_time = self._start_time or t
+            conditions = []
+            for kind, value in (
+                ("PodScheduled", "True"),
+                ("Initialized", "True"),
+                ("ContainersReady", str(ready)),
+                ("Ready", str(ready)),
+            ):
+                was, since = self._transitions.get(kind, ("", t))
+                since = since if was == value else t
+                self._transitions[kind] = (value, since)
+                conditions.append({"type": kind, "status": value, "lastTransitionTime": since})
             status: dict[str, Any] = {
                 "phase": self._phase,
                 "hostIP": self.node_ip,
                 "hostIPs": [{"ip": self.node_ip}],
                 "podIP": self.node_ip,
                 "podIPs": [{"ip": self.node_ip}],
-                "startTime": t,
+                "startTime": self._start_time,
                 "conditions": conditions,
                 "containerStatuses": statuses,
             }
@@ -357,6 +368,8 @@ class PodRunner:
                         p.get("protocol") or "TCP",
                     )
         for container in self.containers:
+            if self.terminating:
+                return
             await self._launch(container)
         self._phase = "Running"
         await self.write_status()
@@ -519,6 +532,10 @@ class PodRunner:
     async def terminate(self, grace: float) -> None:
         """SIGTERM, wait up to `grace` seconds, SIGKILL; release everything."""
         self.terminating = True
+        if self.start_task is not None:
+            # A pod deleted while it starts: let the start finish (it launches nothing more once
+            # `terminating` is set) so every process and namespace it made is released below.
+            await asyncio.wait([self.start_task])
         if self.sim is not None:
             await self.sim.stop()
         running = [c for c in self.containers if c.proc is not None and c.proc.returncode is None]
@@ -533,12 +550,18 @@ class PodRunner:
                 self._signal(c, signal.SIGKILL)
             if pending:
                 await asyncio.wait(pending, timeout=5)
-        for c in self.containers:
-            if c.proc is not None:
-                self.kubelet.processes.discard(c.proc.pid)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        # A restart launched while the signals went out is still running: kill it too.
+        late = [c.proc for c in self.containers if c.proc and c.proc.returncode is None]
+        for c in self.containers:
+            self._signal(c, signal.SIGKILL)
+        if late:
+            await asyncio.wait([asyncio.ensure_future(p.wait()) for p in late], timeout=5)
+        for c in self.containers:
+            if c.proc is not None:
+                self.kubelet.processes.discard(c.proc.pid)
         if self.net is not None:
             await self.net.close()
             self.net = None
@@ -570,10 +593,11 @@ class Kubelet:
             )
         )
 
-    def _spawn(self, coro: Any, done: Callable[[], None] | None = None) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _on_pod(self, pod: Any) -> None:
         node = (pod.get("spec") or {}).get("nodeName")
@@ -591,7 +615,7 @@ class Kubelet:
                 return
             runner = PodRunner(self, pod, self.config.node_addresses[node])
             self.runners[uid] = runner
-            self._spawn(runner.start())
+            runner.start_task = self._spawn(runner.start())
 
     def _on_delete(self, obj: Any) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
@@ -605,21 +629,33 @@ class Kubelet:
         grace = md.get("deletionGracePeriodSeconds")
         if grace is None:
             grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-        if runner is not None:
-            await runner.terminate(float(grace))
+        delay = 0.5
         try:
-            await self.client.delete(
-                PODS,
-                md["name"],
-                md["namespace"],
-                grace_period_seconds=0,
-                preconditions={"uid": md.get("uid", "")},
-            )
-        except ApiError as err:
-            if err.status_code not in (404, 409):
-                log.warning("final pod delete failed", pod=md["name"], error=str(err))
-        self.runners.pop(md.get("uid", ""), None)
-        self._finishing.discard(md.get("uid", ""))
+            if runner is not None:
+                await runner.terminate(float(grace))
+            # Retried until it lands (no later event would bring the pod back here): a pod left
+            # Terminating would hold its GameServer and node ports for ever.
+            while True:
+                try:
+                    await self.client.delete(
+                        PODS,
+                        md["name"],
+                        md["namespace"],
+                        grace_period_seconds=0,
+                        preconditions={"uid": md.get("uid", "")},
+                    )
+                    return
+                except ApiError as err:
+                    if err.status_code in (404, 409):
+                        return
+                    log.warning("final pod delete failed", pod=md["name"], error=str(err))
+                except (aiohttp.ClientError, OSError, TimeoutError) as err:
+                    log.warning("final pod delete failed", pod=md["name"], error=str(err))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        finally:
+            self.runners.pop(md.get("uid", ""), None)
+            self._finishing.discard(md.get("uid", ""))
 
     async def stop(self) -> None:
         """Stop every pod's processes (SIGTERM then SIGKILL after 5 s); leave the API alone."""

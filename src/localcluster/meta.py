@@ -46,7 +46,7 @@ def subdomain_errors(value: str) -> list[str]:
     out = []
     if len(value) > 253:
         out.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.match(value):
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
         out.append(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
             "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
@@ -59,7 +59,7 @@ def label_errors(value: str) -> list[str]:
     out = []
     if len(value) > 63:
         out.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.match(value):
+    if not _DNS1123_LABEL.fullmatch(value):
         out.append(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
             "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
@@ -72,7 +72,7 @@ def dns1035_errors(value: str) -> list[str]:
     out = []
     if len(value) > 63:
         out.append("must be no more than 63 characters")
-    if not _DNS1035_LABEL.match(value):
+    if not _DNS1035_LABEL.fullmatch(value):
         out.append(
             "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
             "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
@@ -102,7 +102,7 @@ def qualified_name_errors(value: str) -> list[str]:
     else:
         if len(name) > 63:
             out.append("name part must be no more than 63 characters")
-        if not _QUALIFIED_NAME.match(name):
+        if not _QUALIFIED_NAME.fullmatch(name):
             out.append(
                 "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
                 "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
@@ -123,7 +123,7 @@ def _map_errors(meta: dict[str, Any], what: str) -> list[FieldError]:
             errs.append(field.invalid(f"metadata.{what}", k, msg))
         if not isinstance(v, str):
             errs.append(field.invalid(f"metadata.{what}", str(v), "values must be strings"))
-        elif what == "labels" and (len(v) > 63 or not _LABEL_VALUE.match(v)):
+        elif what == "labels" and (len(v) > 63 or not _LABEL_VALUE.fullmatch(v)):
             errs.append(
                 field.invalid(
                     "metadata.labels",

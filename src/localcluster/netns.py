@@ -26,6 +26,7 @@ import contextlib
 import ctypes
 import fcntl
 import functools
+import os
 import shutil
 import signal
 import socket
@@ -177,16 +178,28 @@ class PodNetwork:
                     loop.remove_reader(self._chan)
 
     async def new_socket(self, kind: str) -> socket.socket:
-        """A socket created in the pod's namespace: `tcp`, `udp`, or `listen:<port>`."""
-        async with self._lock:
-            self._chan.send(kind.encode())
-            msg, fds = await self._recv()
+        """A socket created in the pod's namespace: `tcp`, `udp`, or `listen:<port>`.
+
+        The request and its reply run as one task a cancelled caller does not interrupt: a reply
+        left unread would otherwise answer the next request.
+        """
+        exchange = asyncio.ensure_future(self._exchange(kind))
+        try:
+            msg, fds = await asyncio.shield(exchange)
+        except asyncio.CancelledError:
+            exchange.add_done_callback(_close_fds)
+            raise
         if not fds:
             raise OSError(msg.decode(errors="replace"))
         family = socket.SOCK_DGRAM if kind == "udp" else socket.SOCK_STREAM
         sock = socket.socket(socket.AF_INET, family, fileno=fds[0])
         sock.setblocking(False)
         return sock
+
+    async def _exchange(self, kind: str) -> tuple[bytes, list[int]]:
+        async with self._lock:
+            self._chan.send(kind.encode())
+            return await self._recv()
 
     async def connect_tcp(self, port: int) -> socket.socket:
         sock = await self.new_socket("tcp")
@@ -270,6 +283,14 @@ async def http_status(
         writer.close()
 
 
+def _close_fds(fut: asyncio.Future[tuple[bytes, list[int]]]) -> None:
+    """Close the descriptors of a reply nobody waits for any more."""
+    if not fut.cancelled() and fut.exception() is None:
+        for fd in fut.result()[1]:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def _set(fut: asyncio.Future[None]) -> None:
     if not fut.done():
         fut.set_result(None)
@@ -330,7 +351,8 @@ class _UDPHostSide(asyncio.DatagramProtocol):
         fut = self.clients.get(addr)
         if fut is None:
             if len(self.clients) >= self.MAX_CLIENTS:
-                _, oldest = self.clients.popitem()
+                # dicts keep insertion order: the first key is the longest-known client
+                oldest = self.clients.pop(next(iter(self.clients)))
                 oldest.add_done_callback(_close_transport)
             fut = asyncio.ensure_future(self._open(addr))
             self.clients[addr] = fut

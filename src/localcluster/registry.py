@@ -27,7 +27,7 @@ from .deletion import DeleteOptions
 from .faults import Faults
 from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from .resources import ResourceInfo, builtin_resources
-from .schema import shape_error
+from .schema import base64_error, shape_error
 from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
 from .store import Entry, Store
 
@@ -234,6 +234,8 @@ class Registry:
         if not isinstance(md, dict):
             raise errors.bad_request("metadata must be an object")
         shape = shape_error(obj, info.top_fields is not None)
+        if not shape and info.top_fields is not None:
+            shape = base64_error(info.kind, obj)
         if shape:
             raise cannot_handle(info, shape)
         kind = obj.get("kind")
@@ -294,7 +296,9 @@ class Registry:
             await self.faults.before_write(
                 info.group, info.resource, md.get("name") or md.get("generateName", "")
             )
-        if md.get("resourceVersion"):
+        rv = md.get("resourceVersion") or ""
+        if rv.isascii() and rv.isdigit() and int(rv) != 0:
+            # etcd3's store refuses only a version that parses and is not 0 (a 500, as there)
             raise errors.internal("resourceVersion should not be set on objects to be created")
         self._check_namespace(info, ns, md.get("name", ""))
         if self.admission is not None:

@@ -288,14 +288,20 @@ class Scheduler:
             "metadata": {"name": name, "namespace": namespace, "uid": uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
+        bound = False
         try:
             await self.client.request("POST", PODS.path(namespace, name, "binding"), body=body)
             self.binds += 1
+            bound = True
         except ApiError as err:
-            self._pending_bind.pop(uid, None)
             if err.status_code not in (404, 409):
                 log.warning("binding failed", pod=f"{namespace}/{name}", error=str(err))
                 self._wake.set()
+        finally:
+            if not bound:
+                # Whatever the failure (a connection error goes on to `run`, which retries), the
+                # pod must not keep counting as bound, or no later pass would schedule it again.
+                self._pending_bind.pop(uid, None)
 
     async def _mark_unschedulable(self, pod: Obj, message: str) -> None:
         md = pod["metadata"]

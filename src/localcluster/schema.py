@@ -12,7 +12,10 @@ shapes any object must have to be decoded at all (`shape_error`, answered 400 as
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
+import functools
 import re
 from typing import Any
 
@@ -293,8 +296,41 @@ def _string(value: str, schema: Schema, path: str, errs: list[FieldError]) -> No
             field.invalid(path, value, f"{path} in body should be at least {min_len} chars long")
         )
     pattern = schema.get("pattern")
-    if pattern is not None and re.search(pattern, value) is None:
-        errs.append(field.invalid(path, value, f"{path} in body should match '{pattern}'"))
+    if isinstance(pattern, str) and pattern:
+        try:
+            compiled = go_regexp(pattern)
+        except re.error:
+            return  # refused when the CRD was written; one stored before is not checked
+        if compiled.search(value) is None:
+            errs.append(field.invalid(path, value, f"{path} in body should match '{pattern}'"))
+
+
+@functools.lru_cache(maxsize=1024)
+def go_regexp(pattern: str) -> re.Pattern[str]:
+    """`pattern` compiled with the meaning Go's regexp gives `$`: the very end of the text (Python's
+    `$` also matches before a final newline). Raises `re.error` when it does not compile."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            j = i + 1 + (pattern[i + 1 : i + 2] == "^")
+            j += pattern[j : j + 1] == "]"  # a ']' first in a class is literal
+            out.append(pattern[i:j])
+            i = j
+            continue
+        elif c == "$":
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return re.compile("".join(out))
 
 
 def _array(value: list[Any], schema: Schema, path: str, errs: list[FieldError]) -> None:
@@ -498,6 +534,18 @@ def _unsupported_errors(node: Schema, path: str) -> list[FieldError]:
     for key in _UNSUPPORTED_KEYWORDS:
         if node.get(key) not in (None, "", {}):
             errs.append(field.forbidden(f"{path}.{key}", f"{key} is not supported"))
+    pattern = node.get("pattern")
+    if isinstance(pattern, str) and pattern:
+        try:
+            go_regexp(pattern)
+        except re.error as err:
+            errs.append(
+                field.invalid(
+                    f"{path}.pattern",
+                    pattern,
+                    f"must be a valid regular expression, but isn't: {err}",
+                )
+            )
     if node.get("uniqueItems") is True:
         errs.append(
             field.forbidden(
@@ -694,6 +742,9 @@ def shape_error(obj: dict[str, Any], builtin: bool) -> str:
     for i, ref in enumerate(md.get("ownerReferences") or []):
         if not isinstance(ref, dict):
             return f"json: cannot unmarshal {_json_type(ref)} into Go struct field ObjectMeta.metadata.ownerReferences[{i}] of type object"
+    for i, entry in enumerate(md.get("managedFields") or []):
+        if not isinstance(entry, dict):
+            return f"json: cannot unmarshal {_json_type(entry)} into Go struct field ObjectMeta.metadata.managedFields[{i}] of type object"
     for i, fin in enumerate(md.get("finalizers") or []):
         if not isinstance(fin, str):
             return f"json: cannot unmarshal {_json_type(fin)} into Go struct field ObjectMeta.metadata.finalizers[{i}] of type string"
@@ -702,4 +753,47 @@ def shape_error(obj: dict[str, Any], builtin: bool) -> str:
             value = obj.get(key)
             if value is not None and not isinstance(value, typ):
                 return f"json: cannot unmarshal {_json_type(value)} into Go struct field .{key} of type {_JSON_NAMES[typ]}"
+    return ""
+
+
+_BASE64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def _base64_values(kind: str, obj: dict[str, Any]) -> list[Any]:
+    """The values a built-in kind holds as Go `[]byte` (base64 in JSON), Secrets aside (their
+    registry strategy reports them as 422)."""
+    if kind == "ConfigMap":
+        data = obj.get("binaryData")
+        return list(data.values()) if isinstance(data, dict) else []
+    configs: list[Any] = []
+    spec = obj.get("spec")
+    if kind == "APIService" and isinstance(spec, dict):
+        configs = [spec]
+    elif kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        hooks = obj.get("webhooks")
+        configs = (
+            [h.get("clientConfig") for h in hooks if isinstance(h, dict)]
+            if isinstance(hooks, list)
+            else []
+        )
+    elif kind == "CustomResourceDefinition" and isinstance(spec, dict):
+        conversion = spec.get("conversion")
+        webhook = conversion.get("webhook") if isinstance(conversion, dict) else None
+        configs = [webhook.get("clientConfig")] if isinstance(webhook, dict) else []
+    return [c["caBundle"] for c in configs if isinstance(c, dict) and c.get("caBundle")]
+
+
+def base64_error(kind: str, obj: dict[str, Any]) -> str:
+    """Why a `[]byte` field of a built-in kind does not decode ('' when they all do), in the words
+    of Go's base64 decoder."""
+    for value in _base64_values(kind, obj):
+        if not isinstance(value, str):
+            return f"json: cannot unmarshal {_json_type(value)} into Go value of type []uint8"
+        try:
+            base64.b64decode(value, validate=True)
+        except binascii.Error:
+            bad = next((i for i, c in enumerate(value) if c not in _BASE64_ALPHABET), None)
+            return (
+                f"illegal base64 data at input byte {len(value) // 4 * 4 if bad is None else bad}"
+            )
     return ""

@@ -302,24 +302,39 @@ class LocalStack:
             await proc.wait()
 
     async def stop(self) -> None:
-        await self.stop_controller()
+        """Stop everything `start` started (also after a failed start); a step that fails does
+        not keep the later ones from running (the first failure is raised at the end)."""
+        failures: list[BaseException] = []
+
+        async def step(coro: Any) -> None:
+            try:
+                await coro
+            except Exception as err:
+                log.exception("local stack stop step failed")
+                failures.append(err)
+
+        await step(self.stop_controller())
         if self.kubelet is not None:
-            await self.kubelet.stop()
+            await step(self.kubelet.stop())
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.factory is not None:
-            await self.factory.shutdown()
+            await step(self.factory.shutdown())
         if self.webhooks is not None:
-            await self.webhooks.stop()
-        if self.client is not None:
-            await self.client.close()
-        for client in self._clients:
-            await client.close()
-        await self.api.stop()
+            await step(self.webhooks.stop())
+        for client in [*([self.client] if self.client is not None else []), *self._clients]:
+            await step(client.close())
+        await step(self.api.stop())
+        if failures:
+            raise failures[0]
 
     async def __aenter__(self) -> LocalStack:
-        await self.start()
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -336,11 +351,20 @@ class ThreadedStack:
 
     def start(self, timeout: float = 120.0) -> LocalStack:
         self._thread.start()
-        self.call(self.stack.start(), timeout)
+        try:
+            self.call(self.stack.start(), timeout)
+        except BaseException:
+            self.stop()
+            raise
         return self.stack
 
     def call(self, coro: Any, timeout: float = 60.0) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()  # not left running beside whatever the caller does next
+            raise
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):

@@ -40,7 +40,8 @@ class WatchServer:
         except ValueError:
             raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
         try:
-            timeout = float(q.get("timeoutSeconds", "0") or 0) or 1800.0
+            # an int64 in ListOptions: "nan", "inf" or "1.5" do not decode (and "nan" never expires)
+            timeout = float(int(q.get("timeoutSeconds", "0") or 0)) or 1800.0
         except ValueError:
             raise errors.bad_request("invalid timeoutSeconds") from None
         bookmarks = query_bool(q.get("allowWatchBookmarks"))
@@ -66,26 +67,6 @@ class WatchServer:
                 return fields_match(fields, getters, obj)
             return True
 
-        store = self.registry.store
-        resp = web.StreamResponse(
-            status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"}
-        )
-        resp.enable_chunked_encoding()
-        try:
-            watcher = store.watch(
-                info.key,
-                ns,
-                predicate if (not labels.empty() or fields) else None,
-                since if not initial_end else None,
-            )
-        except errors.StatusError as err:
-            await resp.prepare(request)
-            await resp.write(_encode({"type": "ERROR", "object": err.status()}) + b"\n")
-            return resp
-        await resp.prepare(request)
-        transport = request.transport
-        if transport is not None:
-            watcher.on_overrun = transport.abort
         deadline = time.monotonic() + timeout
         kind_prefix = {"kind": info.kind, "apiVersion": info.api_version}
         table = (
@@ -96,6 +77,27 @@ class WatchServer:
             if wants_table(request)
             else None
         )
+        store = self.registry.store
+        resp = web.StreamResponse(
+            status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"}
+        )
+        resp.enable_chunked_encoding()
+        # Headers first: the watcher is registered only once nothing can fail before the `finally`
+        # that removes it (a client gone during `prepare` would leave it filling up unread).
+        await resp.prepare(request)
+        try:
+            watcher = store.watch(
+                info.key,
+                ns,
+                predicate if (not labels.empty() or fields) else None,
+                since if not initial_end else None,
+            )
+        except errors.StatusError as err:
+            await resp.write(_encode({"type": "ERROR", "object": err.status()}) + b"\n")
+            return resp
+        transport = request.transport
+        if transport is not None:
+            watcher.on_overrun = transport.abort
         try:
             if initial_end:
                 mark = {

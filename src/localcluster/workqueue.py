@@ -1,6 +1,8 @@
 """The work queue behind the in-process controllers (garbage collector, namespaces, CRDs,
 APIServices): one worker task processes items in order; an item whose processing fails, or asks to
-be retried, is re-added after a back-off of 10 ms doubling to 30 s (reset once it succeeds).
+be retried, is re-added after a back-off of 10 ms doubling to 30 s (reset once it succeeds). As
+client-go's workqueue, an item added while it already waits is not queued twice (one added while it
+is being processed is queued again, so a change seen mid-processing is not lost).
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ class WorkQueue(Generic[T]):
         self._process = process
         self._max_delay = max_delay
         self._queue: asyncio.Queue[T] = asyncio.Queue()
+        self._waiting: set[T] = set()
         self._failures: dict[T, int] = {}
         self._task: asyncio.Task[None] | None = None
 
     def add(self, item: T) -> None:
-        self._queue.put_nowait(item)
+        if item not in self._waiting:
+            self._waiting.add(item)
+            self._queue.put_nowait(item)
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop(), name=self.name)
@@ -43,11 +48,12 @@ class WorkQueue(Generic[T]):
     def _retry_later(self, item: T) -> None:
         n = self._failures[item] = self._failures.get(item, 0) + 1
         delay = min(0.01 * 2 ** (n - 1), self._max_delay)
-        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, item)
+        asyncio.get_running_loop().call_later(delay, self.add, item)
 
     async def _loop(self) -> None:
         while True:
             item = await self._queue.get()
+            self._waiting.discard(item)
             try:
                 again = await self._process(item)
             except Exception:

@@ -119,3 +119,21 @@ async def test_host_port_exposed_inside_the_namespace() -> None:
     finally:
         await net.close()
         server.close()
+
+
+async def test_a_cancelled_socket_request_does_not_answer_the_next_one() -> None:
+    net = await PodNetwork.create()
+    try:
+        for _ in range(3):
+            pending = asyncio.create_task(net.new_socket("udp"))
+            await asyncio.sleep(0)  # the request is sent; its reply not yet read
+            pending.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await pending
+            sock = await asyncio.wait_for(net.new_socket("tcp"), 10)
+            try:
+                assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM
+            finally:
+                sock.close()
+    finally:
+        await net.close()

@@ -20,6 +20,8 @@ BODIES = [
     {"metadata": {"name": "x", "labels": 5}},
     {"metadata": {"name": "x", "finalizers": [1]}},
     {"metadata": {"name": "x", "ownerReferences": [1]}},
+    {"metadata": {"name": "x", "managedFields": [1]}},
+    {"$patch": "delete", "metadata": {"name": "x"}},
     {"metadata": {"name": "x"}, "spec": 1},
     {"metadata": {"name": "x"}, "spec": {"containers": [1], "ports": "a", "group": 1}},
     {"metadata": {"name": "x"}, "data": [], "webhooks": [1], "target": 1, "deleteOptions": 1},

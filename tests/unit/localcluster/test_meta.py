@@ -16,6 +16,7 @@ from agones.localcluster.meta import qualified_name_errors, validate_object_meta
         pytest.param("a.b/", False, id="empty-name"),
         pytest.param("UPPER.example.com/x", False, id="prefix-not-subdomain"),
         pytest.param("x" * 64, False, id="name-too-long"),
+        pytest.param("app\n", False, id="trailing-newline"),
     ],
 )
 def test_qualified_names(value: str, ok: bool) -> None:
@@ -67,6 +68,14 @@ def test_qualified_names(value: str, ok: bool) -> None:
             id="two-controllers",
         ),
         pytest.param({"name": "ok"}, ["metadata.namespace"], id="namespace-required"),
+        pytest.param(
+            {"name": "ok\n", "namespace": "d"}, ["metadata.name"], id="name-trailing-newline"
+        ),
+        pytest.param(
+            {"name": "ok", "namespace": "d", "labels": {"a": "b\n"}},
+            ["metadata.labels"],
+            id="label-value-trailing-newline",
+        ),
     ],
 )
 def test_validate_object_meta(meta: dict, fields: list[str]) -> None:

@@ -211,3 +211,75 @@ async def test_components_can_serve_a_subresource() -> None:
         async with session.get(f"{srv.url}/api/v1/namespaces/default/pods/p/log") as resp:
             assert resp.status == 200
             assert await resp.text() == "log of default/p\n"
+
+
+@pytest.mark.parametrize(
+    ("rv", "created"),
+    [("", True), ("0", True), ("abc", True), ("-1", True), ("7", False)],
+    ids=["unset", "zero", "not-a-number", "negative", "a-version"],
+)
+async def test_create_refuses_only_a_parsable_nonzero_resource_version(
+    rv: str, created: bool
+) -> None:
+    async with LocalAPIServer() as srv:
+        cms = srv.registry.lookup("", "v1", "configmaps")
+        assert cms is not None
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+        if rv:
+            cm["metadata"]["resourceVersion"] = rv
+        if created:
+            entry = await srv.registry.create(cms, "default", cm)
+            assert entry.obj["metadata"]["resourceVersion"] == str(entry.rv)
+        else:
+            with pytest.raises(errors.StatusError) as err:
+                await srv.registry.create(cms, "default", cm)
+            assert err.value.code == 500
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1.5", "x"])
+async def test_watch_timeout_seconds_must_be_an_integer(value: str) -> None:
+    async with LocalAPIServer() as srv, aiohttp.ClientSession() as session:
+        url = f"{srv.url}/api/v1/namespaces/default/configmaps"
+        params = {"watch": "true", "timeoutSeconds": value}
+        async with session.get(url, params=params) as resp:
+            assert resp.status == 400
+            body = await asyncio.wait_for(resp.json(), 5)
+            assert body["reason"] == "BadRequest"
+
+
+@pytest.mark.parametrize(
+    ("group", "version", "resource", "body"),
+    [
+        pytest.param(
+            "", "v1", "configmaps", {"binaryData": {"k": "!!"}}, id="configmap-binary-data"
+        ),
+        pytest.param(
+            "apiregistration.k8s.io",
+            "v1",
+            "apiservices",
+            {
+                "metadata": {"name": "v1.x.example.com"},
+                "spec": {"group": "x.example.com", "version": "v1", "caBundle": "not base64!"},
+            },
+            id="apiservice-ca-bundle",
+        ),
+        pytest.param(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            {"webhooks": [{"name": "w.example.com", "clientConfig": {"caBundle": "a"}}]},
+            id="webhook-ca-bundle",
+        ),
+    ],
+)
+async def test_bytes_fields_must_be_base64(
+    group: str, version: str, resource: str, body: dict
+) -> None:
+    async with LocalAPIServer() as srv:
+        info = srv.registry.lookup(group, version, resource)
+        assert info is not None
+        obj = {"metadata": {"name": "b"}, **body}
+        with pytest.raises(errors.StatusError) as err:
+            await srv.registry.create(info, "default" if info.namespaced else "", obj)
+        assert err.value.code == 400
+        assert "illegal base64 data at input byte" in err.value.message

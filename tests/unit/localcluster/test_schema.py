@@ -4,6 +4,7 @@ import pytest
 
 from agones.localcluster.schema import (
     apply_defaults,
+    go_regexp,
     prune,
     prune_schema_fields,
     structural_errors,
@@ -323,3 +324,33 @@ def test_prune_schema_fields_walks_every_subschema() -> None:
         "s.x-unknown",
     ]
     assert prune_schema_fields(node, "s") == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value", "matches"),
+    [
+        pytest.param("^[a-z]+$", "abc", True, id="anchored"),
+        pytest.param("^[a-z]+$", "abc\n", False, id="dollar-is-end-of-text"),
+        pytest.param("^[$a]+$", "$a", True, id="dollar-in-class-is-literal"),
+        pytest.param("^[]$]+$", "]$", True, id="bracket-first-in-class"),
+        pytest.param("^a\\$$", "a$", True, id="escaped-dollar"),
+        pytest.param("b", "abc", True, id="unanchored-search"),
+    ],
+)
+def test_go_regexp(pattern: str, value: str, matches: bool) -> None:
+    assert (go_regexp(pattern).search(value) is not None) is matches
+
+
+def test_pattern_must_compile() -> None:
+    node = {"type": "object", "properties": {"p": {"type": "string", "pattern": "(["}}}
+    errs = [str(e) for e in structural_errors(node, "s")]
+    assert len(errs) == 1
+    assert errs[0].startswith(
+        's.properties[p].pattern: Invalid value: "([": must be a valid regular expression'
+    )
+
+
+def test_pattern_rejects_a_trailing_newline() -> None:
+    schema = {"type": "string", "pattern": "^[a-z]+$"}
+    assert validate("abc", schema, "spec.s") == []
+    assert [e.field for e in validate("abc\n", schema, "spec.s")] == ["spec.s"]

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import pytest
 
+from agones.informers import SharedInformerFactory
 from agones.localcluster.kubelet import program_for, resolve_env
-from agones.localcluster.scheduler import choose_node, host_ports, node_object
+from agones.localcluster.scheduler import Scheduler, choose_node, host_ports, node_object
 from agones.localcluster.simulated import GameOptions, game_options
 from agones.localcluster.stack import node_addresses
 
@@ -240,3 +242,17 @@ def test_unschedulable_message_names_each_reason() -> None:
         "0/3 nodes are available: 2 node(s) didn't have free ports for the requested pod ports, "
         "1 node(s) were not ready."
     )
+
+
+class _UnreachableClient:
+    async def request(self, *_args: Any, **_kw: Any) -> bytes:
+        raise aiohttp.ClientConnectionError("connection refused")
+
+
+async def test_a_bind_that_fails_to_connect_leaves_the_pod_unbound() -> None:
+    client: Any = _UnreachableClient()
+    scheduler = Scheduler(client, SharedInformerFactory(client))
+    scheduler._pending_bind["uid-1"] = "node-1"
+    with pytest.raises(aiohttp.ClientConnectionError):
+        await scheduler._bind("default", "p", "uid-1", "node-1")
+    assert scheduler._pending_bind == {}
