@@ -1,6 +1,6 @@
 """Time for the sidecar's timers (write delays, health checks, Reserve), injectable for tests.
 
-The project's clocks (`agones.clock`) plus a monotonic reading for intervals. `FakeClock` only
+The project's clocks (`agones.clock`), whose `monotonic()` times intervals. `FakeClock` only
 moves when a test calls `advance()`, firing due timers one at a time in deadline order and letting
 the tasks each wakes run before the next (and before and after the whole step).
 """
@@ -9,25 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import time
-from typing import Protocol
 
 from .. import clock
 
 Timer = clock.TimerHandle
 
 
-class Clock(clock.Clock, Protocol):
-    """`now()` is wall time, seconds since the epoch (for timestamps written to the GameServer)."""
+Clock = clock.Clock
+"""`now()` is wall time (timestamps written to the GameServer), `monotonic()` times intervals."""
 
-    def monotonic(self) -> float:
-        """Monotonic seconds (for intervals)."""
-        ...
-
-
-class RealClock(clock.RealClock):
-    def monotonic(self) -> float:
-        return time.monotonic()
+RealClock = clock.RealClock
 
 
 class FakeClock(clock.FakeClock):
@@ -35,10 +26,6 @@ class FakeClock(clock.FakeClock):
 
     def __init__(self, start: float = 1_700_000_000.0) -> None:
         super().__init__(start)
-        self._start = start
-
-    def monotonic(self) -> float:
-        return self.now() - self._start
 
     async def settle(self, rounds: int = 50) -> None:
         """Let woken tasks run until the loop is idle (bounded)."""
