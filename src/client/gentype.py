@@ -298,7 +298,10 @@ class ResourceIndexer(Generic[T]):
     """A typed lister over an informer's indexer (client-go `listers.ResourceIndexer`)."""
 
     def __init__(self, indexer: Indexer, resource: Resource) -> None:
-        self._lister = GenericLister(indexer, resource.plural)
+        # Generated Go listers report the singular resource: `gameserver.agones.dev "x" not found`.
+        self._lister = GenericLister(
+            indexer, resource.kind.lower() or resource.plural, resource.group
+        )
         self.resource = resource
 
     def list(self, selector: Selector | str | None = None) -> list[T]:

@@ -34,7 +34,7 @@ class GenericInformer:
 
     def __init__(self, informer: SharedIndexInformer, resource: Resource) -> None:
         self._informer = informer
-        self._lister = GenericLister(informer.indexer, resource.plural)
+        self._lister = GenericLister(informer.indexer, resource.plural, resource.group)
 
     def informer(self) -> SharedIndexInformer:
         return self._informer

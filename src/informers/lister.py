@@ -25,7 +25,14 @@ def _selector(selector: Selector | str | None) -> Selector:
     return selector
 
 
-def _not_found(resource: str, name: str) -> NotFoundError:
+def _not_found(resource: str, group: str, name: str) -> NotFoundError:
+    """`errors.NewNotFound(GroupResource{group, resource}, name)`: `<resource>.<group> "<name>"`."""
+    qualified = f"{resource}.{group}" if group else resource
+    details = (
+        {"name": name, "group": group, "kind": resource}
+        if group
+        else {"name": name, "kind": resource}
+    )
     return NotFoundError(
         404,
         {
@@ -34,8 +41,8 @@ def _not_found(resource: str, name: str) -> NotFoundError:
             "status": "Failure",
             "reason": "NotFound",
             "code": 404,
-            "message": f'{resource} "{name}" not found',
-            "details": {"name": name, "kind": resource},
+            "message": f'{qualified} "{name}" not found',
+            "details": details,
         },
     )
 
@@ -47,9 +54,13 @@ def _filter(objs: list[Any], selector: Selector) -> list[Any]:
 
 
 class GenericLister:
-    def __init__(self, indexer: Indexer, resource: str) -> None:
+    """`resource` and `group` name the GroupResource a NotFound reports, as Go's listers do: the
+    generic lister the plural (`gameservers.agones.dev`), generated listers the singular."""
+
+    def __init__(self, indexer: Indexer, resource: str, group: str = "") -> None:
         self.indexer = indexer
         self.resource = resource
+        self.group = group
 
     def list(self, selector: Selector | str | None = None) -> list[Any]:
         return _filter(self.indexer.list(), _selector(selector))
@@ -58,18 +69,19 @@ class GenericLister:
         """A cluster-scoped object by name (use `by_namespace(ns).get(name)` for namespaced)."""
         obj = self.indexer.get_by_key(name)
         if obj is None:
-            raise _not_found(self.resource, name)
+            raise _not_found(self.resource, self.group, name)
         return obj
 
     def by_namespace(self, namespace: str) -> GenericNamespaceLister:
-        return GenericNamespaceLister(self.indexer, self.resource, namespace)
+        return GenericNamespaceLister(self.indexer, self.resource, namespace, self.group)
 
 
 class GenericNamespaceLister:
-    def __init__(self, indexer: Indexer, resource: str, namespace: str) -> None:
+    def __init__(self, indexer: Indexer, resource: str, namespace: str, group: str = "") -> None:
         self.indexer = indexer
         self.resource = resource
         self.namespace = namespace
+        self.group = group
 
     def list(self, selector: Selector | str | None = None) -> list[Any]:
         return _filter(self.indexer.by_index(NAMESPACE_INDEX, self.namespace), _selector(selector))
@@ -77,5 +89,5 @@ class GenericNamespaceLister:
     def get(self, name: str) -> Any:
         obj = self.indexer.get_by_key(f"{self.namespace}/{name}")
         if obj is None:
-            raise _not_found(self.resource, name)
+            raise _not_found(self.resource, self.group, name)
         return obj

@@ -134,6 +134,39 @@ def test_lister_by_namespace_and_selector() -> None:
     with pytest.raises(NotFoundError) as info:
         lister.by_namespace("ns2").get("a")
     assert info.value.status["reason"] == "NotFound"
+    assert info.value.status["message"] == 'gameservers "a" not found'
+
+
+@pytest.mark.parametrize(
+    ("resource", "group", "message", "details"),
+    [
+        pytest.param(
+            "gameserver",
+            "agones.dev",
+            'gameserver.agones.dev "a" not found',
+            {"name": "a", "group": "agones.dev", "kind": "gameserver"},
+            id="generated-lister-singular-with-group",
+        ),
+        pytest.param(
+            "gameservers",
+            "agones.dev",
+            'gameservers.agones.dev "a" not found',
+            {"name": "a", "group": "agones.dev", "kind": "gameservers"},
+            id="generic-lister-plural-with-group",
+        ),
+        pytest.param("pod", "", 'pod "a" not found', {"name": "a", "kind": "pod"}, id="core"),
+    ],
+)
+def test_lister_not_found_names_the_group_resource_as_go_does(
+    resource: str, group: str, message: str, details: dict[str, str]
+) -> None:
+    lister = GenericLister(
+        Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func}), resource, group
+    )
+    with pytest.raises(NotFoundError) as info:
+        lister.by_namespace("ns").get("a")
+    assert info.value.status["message"] == message
+    assert info.value.status["details"] == details
 
 
 def test_real_fifo_replace_emits_tombstones_first_then_replaced() -> None:
