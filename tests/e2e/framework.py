@@ -17,7 +17,7 @@ import urllib3
 
 from agones.localcluster.kubelet import SIMULATE_ANNOTATION
 from agones.localcluster.stack import ThreadedStack
-from tests.cluster import Api
+from tests.cluster import Api, wait_for
 
 IMAGE = "us-docker.pkg.dev/agones-images/examples/simple-game-server:0.41"
 
@@ -106,14 +106,7 @@ class Framework:
     def wait(
         self, what: str, condition: Callable[[], Any], timeout: float = 60.0, interval: float = 0.2
     ) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = condition()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(interval)
+        return wait_for(condition, timeout, interval, what)
 
     def wait_state(self, name: str, state: str, timeout: float = 60.0) -> dict[str, Any]:
         last: list[str] = [""]
