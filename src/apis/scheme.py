@@ -166,9 +166,15 @@ class Scheme:
         if errs:
             raise DecodeError("Object 'apiVersion' and 'kind' must be set", errs)
         kind = self.lookup(str(api_version), str(kind_name))
-        return self.decode_as(
-            kind.type, raw, empty_enums_unset=for_create and kind.mutating_webhook
-        )
+        if for_create:
+            return self.decode_for_mutation(kind, raw)
+        return self.decode_as(kind.type, raw)
+
+    def decode_for_mutation(self, kind: Kind[T], data: bytes | str | dict[str, Any]) -> T:
+        """Read `data` as Agones' mutating webhook does: Go's encoding/json leaves `""` in an enum
+        field as the zero value, which the defaults then replace (Go clients always send
+        `status.state: ""`). The one decoder of both `admit` and the webhook's `/mutate`."""
+        return self.decode_as(kind.type, data, empty_enums_unset=kind.mutating_webhook)
 
     def decode_as(
         self,

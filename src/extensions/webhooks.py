@@ -157,7 +157,7 @@ def _decode(scheme: Scheme, kind: Kind[Any], raw: Any) -> Any:
 
 def _mutate(scheme: Scheme, kind: Kind[Any], uid: str, raw: Any, gates: FeatureGates) -> Any:
     try:
-        obj = _decode(scheme, kind, raw)
+        obj = scheme.decode_for_mutation(kind, raw)
     except DecodeError:
         return _response(uid)  # fall through: the schema validation reports it better
     before = scheme.encode(obj)

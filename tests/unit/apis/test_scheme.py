@@ -7,8 +7,9 @@ from msgspec import UNSET, UnsetType
 from agones.apis.field import FieldError, Path, invalid
 from agones.apis.meta.objectmeta import ObjectMeta
 from agones.apis.meta.schema import crd
-from agones.apis.scheme import DecodeError, Kind, Scheme, UnknownKindError
+from agones.apis.scheme import DecodeError, Kind, Scheme, UnknownKindError, load
 from agones.featuregates import FeatureGates
+from tests import gobodies
 
 
 class WidgetSpec(msgspec.Struct, rename="camel", omit_defaults=True):
@@ -94,3 +95,31 @@ def test_admit_rejects_non_object_documents_cleanly(scheme: Scheme) -> None:
         admission = scheme.admit(doc)  # type: ignore[arg-type]
         assert admission.obj is None
         assert [e.reason for e in admission.errors] == ["FieldValueInvalid"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(gobodies.game_server("gs"), id="GameServer"),
+        pytest.param(gobodies.game_server_set("gss"), id="GameServerSet"),
+        pytest.param(gobodies.fleet("fleet"), id="Fleet"),
+        pytest.param(gobodies.fleet_autoscaler("fas", "fleet"), id="FleetAutoscaler"),
+        pytest.param(gobodies.game_server_allocation(), id="GameServerAllocation"),
+        pytest.param(gobodies.game_server_allocation_policy("p"), id="GameServerAllocationPolicy"),
+    ],
+)
+def test_admit_accepts_every_agones_kind_as_go_encodes_it(body: dict) -> None:
+    admission = load().admit(body)
+    assert admission.errors == []
+    assert admission.obj is not None
+
+
+def test_go_empty_enums_are_defaulted_by_the_one_mutation_decoder() -> None:
+    scheme = load()
+    gs = scheme.decode_for_mutation(
+        scheme.lookup("agones.dev/v1", "GameServer"), gobodies.game_server("gs")
+    )
+    scheme.apply_defaults(gs)
+    assert scheme.encode(gs)["status"]["state"] == "PortAllocation"
+    gsa = scheme.admit(gobodies.game_server_allocation()).obj
+    assert scheme.encode(gsa)["spec"]["scheduling"] == "Packed"

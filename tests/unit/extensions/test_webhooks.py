@@ -14,6 +14,7 @@ from agones.extensions import ReviewError, review
 from agones.extensions.jsonpatch import PatchError, apply_patch, create_patch
 from agones.featuregates import FeatureGates
 from agones.version import VERSION
+from tests import gobodies
 from tests.unit.apis.agones.conftest import strip_go_artefacts
 
 GATES = FeatureGates()
@@ -433,3 +434,37 @@ def test_webhook_configurations_route_what_the_handlers_serve() -> None:
         "path": "/validate",
     }
     assert validating["webhooks"][0]["name"] == "validations.agones.dev"
+
+
+# -- Go clients: zero values for unset fields (issue 15 item 0a) --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("obj", "path", "value"),
+    [
+        pytest.param(
+            gobodies.game_server("g"), ("status", "state"), "PortAllocation", id="gs-state"
+        ),
+        pytest.param(
+            gobodies.game_server("g"), ("spec", "health", "periodSeconds"), 5, id="gs-health"
+        ),
+        pytest.param(
+            gobodies.game_server("g"), ("spec", "sdkServer", "logLevel"), "Info", id="gs-sdkserver"
+        ),
+        pytest.param(
+            gobodies.fleet("f"), ("spec", "strategy", "type"), "RollingUpdate", id="fleet"
+        ),
+        pytest.param(
+            gobodies.fleet_autoscaler("a", "f"), ("spec", "sync", "type"), "FixedInterval", id="fas"
+        ),
+    ],
+)
+def test_go_zero_values_are_defaulted_and_pass_validation(
+    obj: dict[str, Any], path: tuple[str, ...], value: Any
+) -> None:
+    mutated = apply_patch(obj, patch_of(review("/mutate", admission(obj), GATES)))
+    got: Any = mutated
+    for key in path:
+        got = got[key]
+    assert got == value
+    assert review("/validate", admission(mutated), GATES)["response"]["allowed"] is True
