@@ -75,13 +75,18 @@ class Api:
             decoded = text
         return Response(status, decoded, hdrs)
 
-    def raw(self, method: str, path: str, data: bytes, content_type: str) -> Response:
-        """Send bytes as they are (any content type), through the client's connection pool."""
+    def raw(
+        self, method: str, path: str, data: bytes | None, content_type: str, accept: str = JSON
+    ) -> Response:
+        """Send bytes as they are (any content type), through the client's connection pool. A
+        protobuf response keeps its bytes as the body."""
         _, url, headers, _, _ = self.client.param_serialize(
-            method, path, header_params={"Accept": JSON}, auth_settings=["BearerToken"]
+            method, path, header_params={"Accept": accept}, auth_settings=["BearerToken"]
         )
         headers["Content-Type"] = content_type
         resp = self.client.rest_client.pool_manager.request(method, url, body=data, headers=headers)
+        if resp.headers.get("Content-Type", "").startswith("application/vnd.kubernetes.protobuf"):
+            return Response(resp.status, resp.data, dict(resp.headers))
         text = resp.data.decode()
         try:
             decoded = json.loads(text) if text else None

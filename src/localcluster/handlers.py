@@ -19,8 +19,10 @@ from . import errors
 from .deletion import DeleteOptions
 from .meta import now_rfc3339
 from .printers import columns_for_resource
+from .protobuf import CONTENT_TYPE as PROTOBUF
 from .registry import Registry
 from .requests import (
+    decode_protobuf,
     encode,
     entry_bytes,
     is_dry_run,
@@ -146,13 +148,13 @@ class ResourceHandler:
                 return await self.watches.serve(request, info, ns, "")
             return self._list(request, info, ns)
         if target.name == "" and method == "POST":
-            body = await read_body(request)
+            body = await read_body(request, info)
             entry = await self.registry.create(
                 info, ns, body, is_dry_run(q), strict=strict_validation(q)
             )
             return json_response(entry_bytes(entry, info), 201)
         if method == "PUT" and target.name:
-            body = await read_body(request)
+            body = await read_body(request, info)
             entry = await self.registry.update(
                 info, ns, target.name, body, "", is_dry_run(q), strict_validation(q)
             )
@@ -217,10 +219,7 @@ class ResourceHandler:
         if request.can_read_body:
             raw = await request.read()
             if raw.strip():
-                try:
-                    body = msgspec.json.decode(raw)
-                except msgspec.DecodeError as err:
-                    raise errors.bad_request(f"invalid DeleteOptions: {err}") from None
+                body = _delete_options_body(request, raw)
                 if isinstance(body, dict):
                     opts.propagation = body.get("propagationPolicy") or opts.propagation
                     if body.get("orphanDependents") is True:
@@ -333,7 +332,12 @@ class ResourceHandler:
                 return json_response(entry_bytes(self.registry.get(info, ns, name), info))
             if method == "PUT":
                 entry = await self.registry.update(
-                    info, ns, name, await read_body(request), "status", is_dry_run(request.query)
+                    info,
+                    ns,
+                    name,
+                    await read_body(request, info),
+                    "status",
+                    is_dry_run(request.query),
                 )
                 return json_response(entry_bytes(entry, info))
             if method == "PATCH":
@@ -513,3 +517,16 @@ def list_option_errors(
     if send_initial_events:
         out.append(field.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
     return out
+
+
+def _delete_options_body(request: web.Request, raw: bytes) -> Any:
+    """A DELETE body: DeleteOptions as JSON or, as client-go sends it, protobuf."""
+    if request.headers.get("Content-Type", "").split(";")[0].strip() == PROTOBUF:
+        body = decode_protobuf(raw)
+        if body.get("kind") != "DeleteOptions":
+            raise errors.bad_request(f"invalid DeleteOptions: a {body.get('kind')} was sent")
+        return body
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as err:
+        raise errors.bad_request(f"invalid DeleteOptions: {err}") from None

@@ -1,229 +1,286 @@
-"""Decoding the Kubernetes protobuf envelope for the request bodies kubectl sends that way.
+"""The local API server's one protobuf codec: Kubernetes objects between the JSON form the server
+handles and `application/vnd.kubernetes.protobuf`, for every kind in the generated message tables
+(`protobuf_messages.py`, from the v1.28 wire facts).
 
-kubectl's typed generators (`kubectl create namespace|configmap|secret|serviceaccount|service`) post
-`application/vnd.kubernetes.protobuf`: the magic `k8s\\x00` then a `runtime.Unknown` carrying the
-apiVersion/kind and the object's protobuf bytes. This decodes those kinds into the JSON form the
-rest of the server handles (field numbers from k8s.io/api's generated.proto). Other kinds raise
-`ProtobufError` (answered 415, as for any unsupported media type).
+A body is the magic `k8s\\x00` and a `runtime.Unknown` (typeMeta {apiVersion, kind}, raw: the
+object's message). `decode_object` answers the JSON object Go's apiserver would produce from it:
+fields by JSON name, `inline` messages merged into their parent, the special types in their JSON
+forms (`protobuf_special.py`), and a scalar field carrying its zero value dropped unless Go keeps
+it (a pointer, or no `omitempty`: the KEEP_ZERO flag), since Go's generated Marshal writes every
+non-pointer field. Unknown field numbers are skipped, as Go's Unmarshal skips them.
+`encode_object` is the inverse, writing the fields the JSON has (absent and zero read the same).
+
+Errors: `ProtobufError` for malformed bytes (truncation, wrong wire types, bad lengths, nesting
+deeper than `MAX_DEPTH`, values of the wrong kind) — answered 400 — and `UnknownKindError`, a
+subclass, for a typeMeta naming no message here (custom resources have no protobuf form).
 """
 
 from __future__ import annotations
 
-import base64
-from datetime import UTC, datetime
+import functools
 from typing import Any
 
+from . import protobuf_special as special
+from .protobuf_messages import GROUP_VERSIONS, INLINE, KEEP_ZERO, MESSAGES, META, RAW, REPEATED
+from .protowire import (
+    BYTES,
+    FIXED64,
+    VARINT,
+    WireError,
+    double,
+    fields,
+    fixed64_double,
+    key,
+    length_delimited,
+    packed_varints,
+    signed,
+    varint,
+)
+
 MAGIC = b"k8s\x00"
+CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
+MAX_DEPTH = 100
+
+Obj = dict[str, Any]
+Field = tuple[int, str, str, int]
 
 
-class ProtobufError(Exception):
-    pass
+class ProtobufError(WireError):
+    """The body cannot be decoded (or the object encoded) as a Kubernetes protobuf message."""
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data):
-            raise ProtobufError("truncated varint")
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
+class UnknownKindError(ProtobufError):
+    """The typeMeta names a kind without a protobuf message."""
 
 
-def fields(data: bytes) -> list[tuple[int, int, Any]]:
-    """(field number, wire type, value) of each field; length-delimited values as bytes."""
-    out = []
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        num, wire = key >> 3, key & 7
-        value: Any
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            value = data[pos : pos + length]
-            if len(value) != length:
-                raise ProtobufError("truncated field")
-            pos += length
-        elif wire == 1:
-            value = int.from_bytes(data[pos : pos + 8], "little")
-            pos += 8
-        elif wire == 5:
-            value = int.from_bytes(data[pos : pos + 4], "little")
-            pos += 4
-        else:
-            raise ProtobufError(f"unsupported wire type {wire}")
-        out.append((num, wire, value))
-    return out
+def message_for(api_version: str, kind: str) -> str | None:
+    """The full message name of a kind, or None; meta/v1 kinds (DeleteOptions, Status, ...) are
+    found under any apiVersion, as every group version registers them."""
+    package = GROUP_VERSIONS.get(api_version)
+    if package is None or not kind:
+        return None
+    for name in (f"{package}.{kind}", f"{META}.{kind}"):
+        if name in MESSAGES:
+            return name
+    return None
 
 
-def _signed(v: int, bits: int) -> int:
-    return v - (1 << bits) if v >= 1 << (bits - 1) else v
+@functools.cache
+def _by_number(message: str) -> dict[int, Field]:
+    return {f[0]: f for f in MESSAGES[message]}
 
 
-# A schema maps field numbers to (json name, type); a type is a scalar name, a nested schema
-# (dict), ("repeated", type) or ("map", value type).
-Schema = dict[int, tuple[str, Any]]
-
-TIME: Schema = {1: ("seconds", "int64"), 2: ("nanos", "int32")}
-OWNER_REFERENCE: Schema = {
-    1: ("kind", "string"),
-    3: ("name", "string"),
-    4: ("uid", "string"),
-    5: ("apiVersion", "string"),
-    6: ("controller", "bool"),
-    7: ("blockOwnerDeletion", "bool"),
-}
-OBJECT_META: Schema = {
-    1: ("name", "string"),
-    2: ("generateName", "string"),
-    3: ("namespace", "string"),
-    5: ("uid", "string"),
-    6: ("resourceVersion", "string"),
-    7: ("generation", "int64"),
-    8: ("creationTimestamp", "time"),
-    9: ("deletionTimestamp", "time"),
-    10: ("deletionGracePeriodSeconds", "int64"),
-    11: ("labels", ("map", "string")),
-    12: ("annotations", ("map", "string")),
-    13: ("ownerReferences", ("repeated", OWNER_REFERENCE)),
-    14: ("finalizers", ("repeated", "string")),
-}
-OBJECT_REFERENCE: Schema = {
-    1: ("kind", "string"),
-    2: ("namespace", "string"),
-    3: ("name", "string"),
-    4: ("uid", "string"),
-    5: ("apiVersion", "string"),
-    6: ("resourceVersion", "string"),
-    7: ("fieldPath", "string"),
-}
-SERVICE_PORT: Schema = {
-    1: ("name", "string"),
-    2: ("protocol", "string"),
-    3: ("port", "int32"),
-    4: ("targetPort", "intorstring"),
-    5: ("nodePort", "int32"),
-    6: ("appProtocol", "string"),
-}
-SERVICE_SPEC: Schema = {
-    1: ("ports", ("repeated", SERVICE_PORT)),
-    2: ("selector", ("map", "string")),
-    3: ("clusterIP", "string"),
-    4: ("type", "string"),
-    5: ("externalIPs", ("repeated", "string")),
-    7: ("sessionAffinity", "string"),
-    8: ("loadBalancerIP", "string"),
-    9: ("loadBalancerSourceRanges", ("repeated", "string")),
-    10: ("externalName", "string"),
-    11: ("externalTrafficPolicy", "string"),
-    12: ("healthCheckNodePort", "int32"),
-    13: ("publishNotReadyAddresses", "bool"),
-    18: ("clusterIPs", ("repeated", "string")),
-    19: ("ipFamilies", ("repeated", "string")),
-    20: ("allocateLoadBalancerNodePorts", "bool"),
-    22: ("internalTrafficPolicy", "string"),
-    23: ("ipFamilyPolicy", "string"),
-}
-
-KINDS: dict[tuple[str, str], Schema] = {
-    ("v1", "ConfigMap"): {
-        1: ("metadata", OBJECT_META),
-        2: ("data", ("map", "string")),
-        3: ("binaryData", ("map", "bytes")),
-        4: ("immutable", "bool"),
-    },
-    ("v1", "Secret"): {
-        1: ("metadata", OBJECT_META),
-        2: ("data", ("map", "bytes")),
-        3: ("type", "string"),
-        4: ("stringData", ("map", "string")),
-        5: ("immutable", "bool"),
-    },
-    ("v1", "Namespace"): {
-        1: ("metadata", OBJECT_META),
-        2: ("spec", {1: ("finalizers", ("repeated", "string"))}),
-        3: ("status", {1: ("phase", "string")}),
-    },
-    ("v1", "ServiceAccount"): {
-        1: ("metadata", OBJECT_META),
-        2: ("secrets", ("repeated", OBJECT_REFERENCE)),
-        3: ("imagePullSecrets", ("repeated", {1: ("name", "string")})),
-        4: ("automountServiceAccountToken", "bool"),
-    },
-    ("v1", "Service"): {1: ("metadata", OBJECT_META), 2: ("spec", SERVICE_SPEC), 3: ("status", {})},
-}
+_WIRE = {"string": BYTES, "bytes": BYTES, "double": FIXED64}
+_ZERO: tuple[Any, ...] = ("", 0, False, 0.0)
 
 
-def _scalar(kind: str, wire: int, value: Any) -> Any:
-    if kind == "string":
-        return bytes(value).decode()
-    if kind == "bytes":
-        return base64.b64encode(bytes(value)).decode()
-    if kind == "bool":
-        return bool(value)
-    if kind in ("int32", "int64"):
-        # Negative values of both are sent as 64-bit two's complement varints.
-        return _signed(value, 64)
-    if kind == "time":
-        t = decode_message(bytes(value), TIME)
-        if not t.get("seconds"):
-            return None
-        return datetime.fromtimestamp(t["seconds"], UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if kind == "intorstring":
-        ios = decode_message(
-            bytes(value), {1: ("type", "int64"), 2: ("intVal", "int32"), 3: ("strVal", "string")}
-        )
-        return ios.get("strVal", "") if ios.get("type") == 1 else ios.get("intVal", 0)
-    raise ProtobufError(f"unknown type {kind}")
+# -- decoding ---------------------------------------------------------------------------------
 
 
-def _value(kind: Any, wire: int, value: Any) -> Any:
-    if isinstance(kind, dict):
-        return decode_message(bytes(value), kind)
-    return _scalar(kind, wire, value)
+def decode_object(data: bytes) -> Obj:
+    """The JSON object of an enveloped body; `ProtobufError` when it cannot be read."""
+    try:
+        return _decode_object(data)
+    except ProtobufError:
+        raise
+    except WireError as err:
+        raise ProtobufError(str(err)) from None
 
 
-def decode_message(data: bytes, schema: Schema) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for num, wire, value in fields(data):
-        spec = schema.get(num)
-        if spec is None:
-            continue
-        name, kind = spec
-        if isinstance(kind, tuple) and kind[0] == "repeated":
-            out.setdefault(name, []).append(_value(kind[1], wire, value))
-        elif isinstance(kind, tuple) and kind[0] == "map":
-            entry = {n: v for n, _, v in fields(bytes(value))}
-            key = bytes(entry.get(1, b"")).decode()
-            out.setdefault(name, {})[key] = _scalar(kind[1], 2, entry.get(2, b""))
-        else:
-            decoded = _value(kind, wire, value)
-            # Non-pointer Go fields are always encoded; JSON would omit their zero values.
-            if (
-                decoded is None
-                or decoded == ""
-                or decoded is False
-                or (decoded == 0 and kind in ("int32", "int64"))
-            ):
-                continue
-            out[name] = decoded
-    return out
-
-
-def decode_object(data: bytes) -> dict[str, Any]:
-    """Decode an enveloped Kubernetes object; raises ProtobufError for what it cannot decode."""
+def _decode_object(data: bytes) -> Obj:
     if not data.startswith(MAGIC):
-        raise ProtobufError("missing the k8s protobuf prefix")
-    unknown = {n: v for n, _, v in fields(data[len(MAGIC) :])}
-    type_meta = {n: bytes(v).decode() for n, _, v in fields(bytes(unknown.get(1, b"")))}
-    api_version, kind = type_meta.get(1, ""), type_meta.get(2, "")
-    schema = KINDS.get((api_version, kind))
-    if schema is None:
-        raise ProtobufError(f"protobuf bodies of {api_version}/{kind} are not supported; send JSON")
-    obj = decode_message(bytes(unknown.get(2, b"")), schema)
+        raise ProtobufError("the body does not start with the k8s protobuf prefix")
+    envelope = decode_message(data[len(MAGIC) :], UNKNOWN)
+    api_version, kind = envelope.get("apiVersion", ""), envelope.get("kind", "")
+    if envelope.get("contentEncoding"):
+        raise ProtobufError(f"content encoding {envelope['contentEncoding']!r} is not supported")
+    message = message_for(api_version, kind)
+    if message is None:
+        raise UnknownKindError(f'no kind "{kind}" is registered for version "{api_version}"')
+    obj = decode_message(envelope.get("", b""), message)
     return {"apiVersion": api_version, "kind": kind, **obj}
+
+
+def decode_message(data: bytes, message: str, depth: int = 0) -> Obj:
+    """A message's fields by JSON name (RAW fields under "" as bytes: the special types read it)."""
+    if depth > MAX_DEPTH:
+        raise ProtobufError(f"the message nests deeper than {MAX_DEPTH} levels")
+    try:
+        parts = fields(data)
+    except WireError as err:
+        raise ProtobufError(f"{message.rpartition('.')[2]}: {err}") from None
+    spec = _by_number(message)
+    out: Obj = {}
+    for num, wire, raw in parts:
+        f = spec.get(num)
+        if f is not None:
+            _decode_field(out, f, wire, raw, depth, message)
+    return out
+
+
+def _decode_field(out: Obj, f: Field, wire: int, raw: int | bytes, depth: int, parent: str) -> None:
+    _, name, typ, flags = f
+    if flags & RAW:
+        if wire != BYTES:
+            raise ProtobufError(f"{parent.rpartition('.')[2]}: wire type {wire} for raw bytes")
+        out[""] = raw
+        return
+    if flags & REPEATED:
+        if wire == BYTES and typ in ("int32", "int64", "bool"):
+            assert isinstance(raw, bytes)
+            values = [_scalar(typ, VARINT, v, name) for v in packed_varints(raw)]
+            out.setdefault(name, []).extend(values)
+        else:
+            out.setdefault(name, []).append(_value(typ, wire, raw, depth, name))
+        return
+    if typ.startswith("map:"):
+        key_, value = _map_entry(typ[4:], wire, raw, depth, name)
+        out.setdefault(name, {})[key_] = value
+        return
+    value = _value(typ, wire, raw, depth, name)
+    if flags & INLINE:
+        out.update(value)
+    elif value is special.ABSENT or (value in _ZERO and not flags & KEEP_ZERO and typ in _SCALAR):
+        out.pop(name, None)
+    else:
+        out[name] = value
+
+
+_SCALAR = frozenset({"string", "bytes", "int32", "int64", "bool", "double", *special.SCALAR_LIKE})
+
+
+def _value(typ: str, wire: int, raw: int | bytes, depth: int, name: str) -> Any:
+    if typ in MESSAGES:
+        if wire != BYTES:
+            raise ProtobufError(f"{name}: wire type {wire} for a message")
+        assert isinstance(raw, bytes)
+        decoded = decode_message(raw, typ, depth + 1)
+        return special.from_proto(typ, decoded, name)
+    return _scalar(typ, wire, raw, name)
+
+
+def _scalar(typ: str, wire: int, raw: int | bytes, name: str) -> Any:
+    expected = _WIRE.get(typ, VARINT)
+    if wire != expected:
+        raise ProtobufError(f"{name}: wire type {wire} for a {typ}")
+    if typ == "string":
+        assert isinstance(raw, bytes)
+        return raw.decode("utf-8", "replace")
+    if typ == "bytes":
+        assert isinstance(raw, bytes)
+        return special.b64(raw)
+    assert isinstance(raw, int)
+    if typ == "bool":
+        return raw != 0
+    if typ == "int32":
+        return signed(raw, 32)
+    if typ == "double":
+        value = double(raw)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ProtobufError(f"{name}: {value} has no JSON form")
+        return value
+    return signed(raw, 64)
+
+
+def _map_entry(value_type: str, wire: int, raw: int | bytes, depth: int, name: str) -> Any:
+    if wire != BYTES:
+        raise ProtobufError(f"{name}: wire type {wire} for a map entry")
+    assert isinstance(raw, bytes)
+    try:
+        parts = fields(raw)
+    except WireError as err:
+        raise ProtobufError(f"{name}: {err}") from None
+    key_, value = "", None
+    for num, w, v in parts:
+        if num == 1:
+            key_ = _scalar("string", w, v, name)
+        elif num == 2:
+            value = _value(value_type, w, v, depth, name)
+    if value is None or value is special.ABSENT:
+        value = _ZERO_JSON.get(value_type, {})
+    return key_, value
+
+
+_ZERO_JSON: dict[str, Any] = {"string": "", "bytes": "", special.QUANTITY: "0"}
+
+
+# -- encoding ---------------------------------------------------------------------------------
+
+
+def encode_object(obj: Obj) -> bytes:
+    """The enveloped body of a JSON object; `UnknownKindError` for a kind without a message."""
+    try:
+        return _encode_object(obj)
+    except ProtobufError:
+        raise
+    except WireError as err:
+        raise ProtobufError(str(err)) from None
+
+
+def _encode_object(obj: Obj) -> bytes:
+    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+    message = message_for(api_version, kind)
+    if message is None:
+        raise UnknownKindError(f"{api_version}/{kind} has no protobuf form")
+    type_meta = length_delimited(1, api_version.encode()) + length_delimited(2, kind.encode())
+    raw = encode_message(obj, message)
+    return MAGIC + length_delimited(1, type_meta) + length_delimited(2, raw)
+
+
+def encode_message(obj: Obj, message: str, depth: int = 0) -> bytes:
+    if depth > MAX_DEPTH:
+        raise ProtobufError(f"the object nests deeper than {MAX_DEPTH} levels")
+    if not isinstance(obj, dict):
+        raise ProtobufError(f"{message.rpartition('.')[2]}: expected an object")
+    out = bytearray()
+    for num, name, typ, flags in MESSAGES[message]:
+        if flags & RAW:
+            raise ProtobufError(f"{message}: raw bytes are written by the special types")
+        if flags & INLINE:
+            out += length_delimited(num, encode_message(obj, typ, depth + 1))
+            continue
+        value = obj.get(name)
+        if value is None:
+            continue
+        if flags & REPEATED:
+            if not isinstance(value, list):
+                raise ProtobufError(f"{name}: expected a list")
+            for item in value:
+                out += _encode_value(num, typ, item, depth, name)
+        elif typ.startswith("map:"):
+            if not isinstance(value, dict):
+                raise ProtobufError(f"{name}: expected an object")
+            for k in sorted(value):
+                entry = length_delimited(1, str(k).encode())
+                if value[k] is not None:
+                    entry += _encode_value(2, typ[4:], value[k], depth, name)
+                out += length_delimited(num, entry)
+        else:
+            out += _encode_value(num, typ, value, depth, name)
+    return bytes(out)
+
+
+def _encode_value(num: int, typ: str, value: Any, depth: int, name: str) -> bytes:
+    if typ in MESSAGES:
+        if typ in special.TYPES:
+            body = special.to_proto(typ, value, name, lambda v, m: encode_message(v, m, depth + 1))
+            return length_delimited(num, body)
+        return length_delimited(num, encode_message(value, typ, depth + 1))
+    if typ == "string":
+        if not isinstance(value, str):
+            raise ProtobufError(f"{name}: expected a string")
+        return length_delimited(num, value.encode())
+    if typ == "bytes":
+        return length_delimited(num, special.unb64(value, name))
+    if typ == "double":
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ProtobufError(f"{name}: expected a number")
+        return fixed64_double(num, float(value))
+    if typ == "bool":
+        if not isinstance(value, bool):
+            raise ProtobufError(f"{name}: expected a boolean")
+        return key(num, VARINT) + varint(int(value))
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ProtobufError(f"{name}: expected an integer")
+    return key(num, VARINT) + varint(value)

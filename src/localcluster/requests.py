@@ -1,6 +1,12 @@
 """Request and response plumbing shared by the resource handlers: decoding bodies (JSON, YAML,
-kubectl's protobuf), query parameters (dryRun, fieldValidation, selectors), and encoding objects and
+Kubernetes protobuf), query parameters (dryRun, fieldValidation, selectors), and encoding objects and
 Status errors as kube-apiserver does.
+
+Protobuf (`protobuf.py`): a body sent as `application/vnd.kubernetes.protobuf` is decoded into the
+JSON form everything else handles (400 when malformed, 415 for custom resources, which have no
+protobuf form); a response whose request's Accept prefers protobuf is encoded as protobuf by
+`negotiate_response`, the one place responses change media type (JSON when the kind has no
+protobuf form and the client accepts JSON, else 406).
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ import yaml
 from aiohttp import web
 
 from . import errors
-from .protobuf import ProtobufError, decode_object
+from .protobuf import CONTENT_TYPE as PROTOBUF
+from .protobuf import ProtobufError, decode_object, encode_object
 from .resources import ResourceInfo
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 from .store import Entry
@@ -89,19 +96,77 @@ def wants_table(request: web.Request) -> bool:
     return "as=Table" in accept
 
 
-async def read_body(request: web.Request) -> Any:
+async def read_body(request: web.Request, info: ResourceInfo | None = None) -> Any:
     raw = await request.read()
     if not raw:
         raise errors.bad_request("the request body is empty")
     ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip()
-    if ctype == "application/vnd.kubernetes.protobuf":
-        try:
-            return decode_object(raw)
-        except ProtobufError as err:
-            raise errors.StatusError(415, "UnsupportedMediaType", str(err)) from None
+    if ctype == PROTOBUF:
+        if info is not None and info.custom is not None:
+            raise errors.unsupported_media_type(ctype)
+        return decode_protobuf(raw)
     try:
         if ctype.endswith("yaml"):
             return yaml.safe_load(raw)
         return _decode(raw)
     except (msgspec.DecodeError, yaml.YAMLError) as err:
         raise errors.bad_request(f"the body of the request could not be decoded: {err}") from None
+
+
+def decode_protobuf(raw: bytes) -> Any:
+    try:
+        return decode_object(raw)
+    except ProtobufError as err:
+        raise errors.bad_request(f"the body of the request could not be decoded: {err}") from None
+
+
+def _accepted(accept: str) -> list[str]:
+    """The media types of an Accept header, most preferred first (by q, then order)."""
+    ranked = []
+    for i, clause in enumerate(accept.split(",")):
+        media, *params = (p.strip() for p in clause.split(";"))
+        q = 1.0
+        for p in params:
+            if p.startswith("q="):
+                try:
+                    q = float(p[2:])
+                except ValueError:
+                    q = 0.0
+        if media and q > 0:
+            ranked.append((-q, i, media.lower()))
+    return [media for _, _, media in sorted(ranked)]
+
+
+def _prefers_protobuf(accept: str) -> tuple[bool, bool]:
+    """(protobuf is the preferred type, JSON is acceptable)."""
+    types = _accepted(accept)
+    json_ok = any(t in (JSON, "*/*", "application/*") or t.endswith("yaml") for t in types)
+    for t in types:
+        if t == PROTOBUF:
+            return True, json_ok
+        if t in (JSON, "*/*", "application/*") or t.endswith("yaml"):
+            return False, True
+    return False, json_ok
+
+
+def negotiate_response(request: web.Request, resp: web.StreamResponse) -> web.StreamResponse:
+    """`resp` as protobuf when the request prefers it and the object has a protobuf form."""
+    accept = request.headers.get("Accept", "")
+    if PROTOBUF not in accept or "as=Table" in accept:
+        return resp
+    if not isinstance(resp, web.Response) or resp.content_type != JSON:
+        return resp
+    wanted, json_ok = _prefers_protobuf(accept)
+    if not wanted or not isinstance(resp.body, bytes):
+        return resp
+    try:
+        body = encode_object(_decode(resp.body))
+    except (ProtobufError, msgspec.DecodeError):
+        if json_ok:
+            return resp
+        return status_response(errors.not_acceptable(f"{JSON}, application/yaml"))
+    headers = {k: v for k, v in resp.headers.items() if k.lower() not in _RECOMPUTED}
+    return web.Response(body=body, status=resp.status, content_type=PROTOBUF, headers=headers)
+
+
+_RECOMPUTED = frozenset({"content-type", "content-length"})

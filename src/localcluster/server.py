@@ -34,7 +34,7 @@ from .faults import Faults
 from .handlers import ResourceHandler, parse_path
 from .kubeconfig import make_ca_and_cert, write_kubeconfig
 from .registry import Registry
-from .requests import JSON, json_response, status_response
+from .requests import JSON, json_response, negotiate_response, status_response
 from .resources import ResourceInfo
 from .store import Store
 
@@ -252,14 +252,14 @@ class LocalAPIServer:
             return status_response(errors.StatusError(401, "Unauthorized", "Unauthorized"))
         try:
             resp: web.StreamResponse = await handler(request)
-            return resp
         except errors.StatusError as err:
-            return status_response(err)
+            resp = status_response(err)
         except web.HTTPException:
             raise
         except Exception as err:
             log.exception("internal error serving %s %s", request.method, request.path)
-            return status_response(errors.internal(f"{type(err).__name__}: {err}"))
+            resp = status_response(errors.internal(f"{type(err).__name__}: {err}"))
+        return negotiate_response(request, resp)
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.codegen import crds, typed_clients
+from tools.codegen import crds, k8s_protobuf, typed_clients
 
 Generator = Callable[[Path], dict[str, str]]
 
@@ -26,6 +26,7 @@ GENERATORS: dict[str, Generator] = {
     "crds": crds.generate,
     "typed-clients": typed_clients.generate,
     "protos": _protos,
+    "k8s-protobuf": k8s_protobuf.generate,
 }
 
 # Folders whose every file must come from a generator (stale leftovers fail --check).

@@ -1,8 +1,19 @@
-"""Decoding kubectl's protobuf envelope, with messages built by a tiny encoder."""
+"""The protobuf codec by tables: bodies built byte by byte from the wire facts (a tiny encoder here,
+independent of the codec's), the special types' JSON forms both ways, Go's zero values, and errors."""
+
+from typing import Any
 
 import pytest
 
-from agones.localcluster.protobuf import MAGIC, ProtobufError, decode_object
+from agones.localcluster.protobuf import (
+    MAGIC,
+    ProtobufError,
+    UnknownKindError,
+    decode_object,
+    encode_object,
+    message_for,
+)
+from agones.localcluster.protobuf_special import format_duration, parse_duration
 
 
 def _varint(n: int) -> bytes:
@@ -80,12 +91,257 @@ def test_creation_timestamp_is_rfc3339() -> None:
     "data",
     [
         pytest.param(b'{"kind":"ConfigMap"}', id="not-protobuf"),
-        pytest.param(envelope("v1", "Pod", b""), id="unsupported-kind"),
+        pytest.param(envelope("v1", "Widget", b""), id="unknown-kind"),
+        pytest.param(envelope("widgets.example.com/v1", "Widget", b""), id="unknown-group"),
         pytest.param(
             MAGIC + ld(1, ld(1, "v1") + ld(2, "ConfigMap")) + b"\x12\x10ab", id="truncated"
+        ),
+        pytest.param(envelope("v1", "ConfigMap", b"\x0a\xff"), id="truncated-varint-length"),
+        pytest.param(envelope("v1", "ConfigMap", b"\x08" + b"\xff" * 11), id="varint-overflow"),
+        pytest.param(envelope("v1", "ConfigMap", vi(1, 5)), id="varint-for-a-message"),
+        pytest.param(envelope("v1", "ConfigMap", ld(1, vi(1, 5))), id="varint-for-a-string"),
+        pytest.param(envelope("v1", "ConfigMap", b"\x0b"), id="group-wire-type"),
+        pytest.param(envelope("v1", "ConfigMap", b"\x00\x00"), id="field-zero"),
+        pytest.param(envelope("v1", "ConfigMap", ld(1, ld(8, vi(1, 10**15)))), id="time-range"),
+        pytest.param(
+            envelope("v1", "Pod", ld(1, ld(17, ld(7, ld(1, "{not json"))))), id="fieldsv1-json"
+        ),
+        pytest.param(
+            MAGIC + ld(1, ld(1, "v1") + ld(2, "ConfigMap")) + ld(3, "gzip"), id="content-encoding"
         ),
     ],
 )
 def test_errors(data: bytes) -> None:
     with pytest.raises(ProtobufError):
         decode_object(data)
+
+
+def test_unknown_kinds_are_told_apart() -> None:
+    with pytest.raises(UnknownKindError, match='no kind "Widget" is registered for version "v1"'):
+        decode_object(envelope("v1", "Widget", b""))
+
+
+def test_nesting_is_bounded() -> None:
+    schema = b""
+    for _ in range(150):
+        schema = ld(28, schema)  # JSONSchemaProps.not
+    version = ld(1, "v1") + ld(4, ld(1, schema))  # CustomResourceDefinitionVersion.schema
+    crd = ld(2, ld(7, version))
+    with pytest.raises(ProtobufError, match="nests deeper"):
+        decode_object(envelope("apiextensions.k8s.io/v1", "CustomResourceDefinition", crd))
+
+
+# -- Go's zero values: non-pointer fields are always on the wire --------------------------------
+
+
+def test_go_zero_values_read_as_absent_unless_go_keeps_them() -> None:
+    # workingDir "", resources {} (a struct: Go writes `resources: {}`), stdin false, pull policy ""
+    container = ld(1, "c") + ld(2, "img") + ld(5, "") + ld(8, b"") + vi(16, 0) + ld(14, "")
+    spec = (
+        ld(2, container)
+        + ld(3, "")  # restartPolicy ""
+        + vi(4, 0)  # terminationGracePeriodSeconds: a pointer, 0 is kept
+        + ld(6, "")  # dnsPolicy ""
+        + vi(11, 0)  # hostNetwork false
+        + vi(21, 0)  # automountServiceAccountToken: a pointer
+    )
+    meta = ld(1, "p") + ld(2, "") + ld(8, b"") + vi(7, 0)  # zero creationTimestamp, generation
+    obj = decode_object(envelope("v1", "Pod", ld(1, meta) + ld(2, spec) + ld(3, b"")))
+    assert obj == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [{"name": "c", "image": "img", "resources": {}}],
+            "terminationGracePeriodSeconds": 0,
+            "automountServiceAccountToken": False,
+        },
+        "status": {},
+    }
+
+
+def test_negative_int32_and_packed_repeated_varints() -> None:
+    port = ld(1, "p") + vi(2, (1 << 64) - 1) + vi(3, 80)  # hostPort -1 as ten bytes
+    raw = ld(2, ld(2, ld(1, "c") + ld(6, port)))
+    obj = decode_object(envelope("v1", "Pod", raw))
+    assert obj["spec"]["containers"][0]["ports"] == [
+        {"name": "p", "hostPort": -1, "containerPort": 80}
+    ]
+    forward = decode_object(envelope("v1", "PodPortForwardOptions", ld(1, b"\x50\x51")))
+    assert forward["ports"] == [80, 81]
+
+
+# -- special types both ways --------------------------------------------------------------------
+
+
+def _pod_with(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": "n", "creationTimestamp": "2023-11-14T22:13:20Z"},
+            },
+            id="time",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": "l"},
+                "spec": {"renewTime": "2024-05-06T07:08:09.123456Z", "holderIdentity": ""},
+            },
+            id="microtime",
+        ),
+        pytest.param(
+            _pod_with(
+                containers=[
+                    {"name": "c", "resources": {"limits": {"cpu": "250m", "memory": "1Gi"}}}
+                ]
+            ),
+            id="quantity",
+        ),
+        pytest.param(
+            _pod_with(containers=[{"name": "c", "readinessProbe": {"httpGet": {"port": 8080}}}]),
+            id="intorstring-int",
+        ),
+        pytest.param(
+            _pod_with(
+                containers=[{"name": "c", "readinessProbe": {"tcpSocket": {"port": "http"}}}]
+            ),
+            id="intorstring-str",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": "c",
+                    "managedFields": [
+                        {
+                            "manager": "m",
+                            "operation": "Apply",
+                            "fieldsType": "FieldsV1",
+                            "fieldsV1": {"f:data": {"f:a": {}}},
+                            "time": "2024-01-01T00:00:00Z",
+                        }
+                    ],
+                },
+            },
+            id="fieldsv1",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "List",
+                "metadata": {},
+                "items": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}],
+            },
+            id="rawextension",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "s"},
+                "data": {"k": "AAE="},
+            },
+            id="bytes",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": "a.b"},
+                "spec": {
+                    "group": "b",
+                    "versions": [
+                        {
+                            "name": "v1",
+                            "served": True,
+                            "storage": False,
+                            "schema": {
+                                "openAPIV3Schema": {
+                                    "type": "object",
+                                    "default": {"x": [1, None]},
+                                    "enum": ["a", 2],
+                                    "minimum": 0.5,
+                                    "additionalProperties": False,
+                                    "properties": {
+                                        "m": {"additionalProperties": {"type": "string"}},
+                                        "l": {"items": {"type": "integer"}},
+                                        "t": {"items": [{"type": "string"}]},
+                                    },
+                                    "dependencies": {"a": ["b"], "c": {"required": ["d"]}},
+                                    "x-kubernetes-preserve-unknown-fields": False,
+                                }
+                            },
+                        }
+                    ],
+                },
+            },
+            id="json-and-schema-unions",
+        ),
+    ],
+)
+def test_special_types_round_trip(obj: dict[str, Any]) -> None:
+    assert decode_object(encode_object(obj)) == obj
+
+
+@pytest.mark.parametrize(
+    ("text", "ns", "canonical"),
+    [
+        pytest.param("0s", 0, "0s", id="zero"),
+        pytest.param("1h30m", 5400 * 10**9, "1h30m0s", id="hours"),
+        pytest.param("1.5s", 1_500_000_000, "1.5s", id="fraction"),
+        pytest.param("300ms", 300_000_000, "300ms", id="millis"),
+        pytest.param("-2m3s", -123 * 10**9, "-2m3s", id="negative"),
+        pytest.param("1µs", 1000, "1µs", id="micro"),
+        pytest.param("7ns", 7, "7ns", id="nanos"),
+    ],
+)
+def test_duration(text: str, ns: int, canonical: str) -> None:
+    assert parse_duration(text, "d") == ns
+    assert format_duration(ns) == canonical
+
+
+@pytest.mark.parametrize("text", ["", "5", "1x", "s", "1h-2m"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(text, "d")
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "message"),
+    [
+        pytest.param("v1", "Pod", "k8s.io.api.core.v1.Pod", id="core"),
+        pytest.param(
+            "rbac.authorization.k8s.io/v1",
+            "RoleBinding",
+            "k8s.io.api.rbac.v1.RoleBinding",
+            id="rbac",
+        ),
+        pytest.param(
+            "v1",
+            "DeleteOptions",
+            "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+            id="meta-in-core",
+        ),
+        pytest.param(
+            "apps/v1", "Status", "k8s.io.apimachinery.pkg.apis.meta.v1.Status", id="meta-in-apps"
+        ),
+        pytest.param("agones.dev/v1", "GameServer", None, id="custom-resource"),
+    ],
+)
+def test_message_for(api_version: str, kind: str, message: str | None) -> None:
+    assert message_for(api_version, kind) == message
+
+
+def test_encode_refuses_custom_resources() -> None:
+    with pytest.raises(UnknownKindError):
+        encode_object({"apiVersion": "agones.dev/v1", "kind": "GameServer"})
