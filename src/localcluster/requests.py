@@ -160,8 +160,14 @@ def negotiate_response(request: web.Request, resp: web.StreamResponse) -> web.St
     if not wanted or not isinstance(resp.body, bytes):
         return resp
     try:
-        body = encode_object(_decode(resp.body))
-    except (ProtobufError, msgspec.DecodeError):
+        obj = _decode(resp.body)
+    except msgspec.DecodeError:
+        return resp
+    if not isinstance(obj, dict) or "kind" not in obj:
+        return resp  # not an API object (/version, OpenAPI): JSON whatever was asked
+    try:
+        body = encode_object(obj)
+    except ProtobufError:
         if json_ok:
             return resp
         return status_response(errors.not_acceptable(f"{JSON}, application/yaml"))

@@ -18,6 +18,7 @@ from agones.localcluster.protobuf import CONTENT_TYPE as PROTOBUF
 from agones.localcluster.protobuf import decode_object, encode_object, message_for
 from agones.localcluster.protobuf_messages import INLINE, KEEP_ZERO, MESSAGES, REPEATED
 from tests.cluster import Cluster
+from tests.conformance.conftest import CRD
 
 Obj = dict[str, Any]
 SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink", "name")
@@ -257,3 +258,18 @@ def test_custom_resources_answer_json_to_a_protobuf_client(
     )
     assert resp.status == 200
     assert decode_object(resp.body)["kind"] == "CustomResourceDefinitionList"
+
+
+def test_custom_resources_have_no_protobuf_form(
+    cluster: Cluster, namespace: str, widgets: CRD
+) -> None:
+    body = widgets.obj("pb")
+    envelope = encode_object({**body, "apiVersion": "v1", "kind": "ConfigMap"})
+    resp = cluster.api.raw("POST", widgets.path(namespace), envelope, PROTOBUF)
+    assert resp.status == 415, resp
+    assert resp.body["reason"] == "UnsupportedMediaType"
+    assert cluster.api.post(widgets.path(namespace), body).status == 201
+    only_protobuf = cluster.api.raw(
+        "GET", widgets.path(namespace, "pb"), None, PROTOBUF, accept=PROTOBUF
+    )
+    assert only_protobuf.status == 406, only_protobuf
