@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agones.apis.scheme import load
 from agones.extensions import ReviewError, review
 from agones.extensions.jsonpatch import PatchError, apply_patch, create_patch
 from agones.featuregates import FeatureGates
@@ -468,3 +469,28 @@ def test_go_zero_values_are_defaulted_and_pass_validation(
         got = got[key]
     assert got == value
     assert review("/validate", admission(mutated), GATES)["response"]["allowed"] is True
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        pytest.param(gobodies.game_server("g"), id="GameServer"),
+        pytest.param(gobodies.fleet("f"), id="Fleet"),
+        pytest.param(gobodies.fleet_autoscaler("a", "f"), id="FleetAutoscaler"),
+    ],
+)
+def test_webhook_defaults_go_bodies_as_agones_validate_does(obj: dict[str, Any]) -> None:
+    """One path: /mutate's object equals what `agones validate` (Scheme.admit) defaults."""
+    scheme = load()
+    mutated = apply_patch(obj, patch_of(review("/mutate", admission(obj), GATES)))
+    admitted = scheme.admit(copy.deepcopy(obj))
+    assert admitted.errors == []
+    assert strip_nulls(mutated) == strip_nulls(scheme.encode(admitted.obj))
+
+
+def strip_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: strip_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [strip_nulls(v) for v in value]
+    return value
