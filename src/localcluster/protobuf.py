@@ -21,7 +21,16 @@ import functools
 from typing import Any
 
 from . import protobuf_special as special
-from .protobuf_messages import GROUP_VERSIONS, INLINE, KEEP_ZERO, MESSAGES, META, RAW, REPEATED
+from .protobuf_messages import (
+    GROUP_VERSIONS,
+    INLINE,
+    KEEP_ZERO,
+    KINDS,
+    MESSAGES,
+    META,
+    RAW,
+    REPEATED,
+)
 from .protowire import (
     BYTES,
     FIXED64,
@@ -61,7 +70,7 @@ def message_for(api_version: str, kind: str) -> str | None:
     if package is None or not kind:
         return None
     for name in (f"{package}.{kind}", f"{META}.{kind}"):
-        if name in MESSAGES:
+        if name in KINDS:
             return name
     return None
 
@@ -132,7 +141,8 @@ def _decode_field(out: Obj, f: Field, wire: int, raw: int | bytes, depth: int, p
             values = [_scalar(typ, VARINT, v, name) for v in packed_varints(raw)]
             out.setdefault(name, []).extend(values)
         else:
-            out.setdefault(name, []).append(_value(typ, wire, raw, depth, name))
+            item = _value(typ, wire, raw, depth, name)
+            out.setdefault(name, []).append(None if item is special.ABSENT else item)
         return
     if typ.startswith("map:"):
         key_, value = _map_entry(typ[4:], wire, raw, depth, name)

@@ -47,6 +47,10 @@ GROUP_VERSIONS = {
     "meta.k8s.io/v1": "k8s.io.apimachinery.pkg.apis.meta.v1",
 }
 META = "k8s.io.apimachinery.pkg.apis.meta.v1"
+# Kinds are the messages whose first field is their ObjectMeta or ListMeta, the `*Options` of every
+# group (DeleteOptions, PodLogOptions, ...) and these meta/v1 ones (TypeMeta but no metadata).
+META_KINDS = ("APIGroup", "APIGroupList", "APIResourceList", "APIVersions", "WatchEvent")
+_OBJECT_METAS = (f"{META}.ObjectMeta", f"{META}.ListMeta")
 
 
 def _resolve(packages: dict[str, Any], package: str, name: str) -> str:
@@ -102,7 +106,8 @@ def render(packages: dict[str, Any], go: dict[str, Any]) -> str:
         "or `map:` and the value type (keys are strings). Flags: REPEATED; INLINE (the message's",
         "fields appear in the parent JSON object); KEEP_ZERO (a Go pointer or a field without",
         "omitempty: its zero value stays in JSON); RAW (no JSON name: the field is the JSON).",
-        "`GROUP_VERSIONS`: apiVersion -> the package of its kinds.",
+        "`GROUP_VERSIONS`: apiVersion -> the package of its kinds; `KINDS`: the messages that are",
+        "kinds (a top-level object's typeMeta may name only these).",
         '"""',
         "",
         f"REPEATED, INLINE, KEEP_ZERO, RAW = {REPEATED}, {INLINE}, {KEEP_ZERO}, {RAW}",
@@ -115,13 +120,23 @@ def render(packages: dict[str, Any], go: dict[str, Any]) -> str:
         "# fmt: off",
         "MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {",
     ]
+    kinds = []
     for package in sorted(packages):
         for message in sorted(packages[package]):
             fields = _fields(packages, package, message, go)
+            first = fields[0] if fields else None
+            if (
+                (first and first[:2] == (1, "metadata") and first[2] in _OBJECT_METAS)
+                or message.endswith("Options")
+                or (package == META and message in META_KINDS)
+            ):
+                kinds.append(f"{package}.{message}")
             lines.append(f'    "{package}.{message}": (')
             lines.extend(f'        ({n}, "{j}", "{t}", {fl}),' for n, j, t, fl in fields)
             lines.append("    ),")
-    lines.extend(("}", "# fmt: on"))
+    lines.extend(("}", "", "KINDS: frozenset[str] = frozenset({"))
+    lines.extend(f'    "{k}",' for k in kinds)
+    lines.extend(("})", "# fmt: on"))
     return "\n".join(lines) + "\n"
 
 

@@ -3,7 +3,10 @@ independent of the codec's), the special types' JSON forms both ways, Go's zero 
 
 from typing import Any
 
+import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agones.localcluster.protobuf import (
     MAGIC,
@@ -13,6 +16,7 @@ from agones.localcluster.protobuf import (
     encode_object,
     message_for,
 )
+from agones.localcluster.protobuf_messages import GROUP_VERSIONS, KINDS
 from agones.localcluster.protobuf_special import format_duration, parse_duration
 
 
@@ -119,6 +123,15 @@ def test_errors(data: bytes) -> None:
 def test_unknown_kinds_are_told_apart() -> None:
     with pytest.raises(UnknownKindError, match='no kind "Widget" is registered for version "v1"'):
         decode_object(envelope("v1", "Widget", b""))
+
+
+def test_empty_embedded_json_in_a_list_reads_as_null() -> None:
+    schema = ld(5, "string") + ld(20, b"") + ld(20, ld(1, '"a"'))  # enum: [JSON{}, JSON{"a"}]
+    version = ld(1, "v1") + ld(4, ld(1, schema))
+    obj = decode_object(
+        envelope("apiextensions.k8s.io/v1", "CustomResourceDefinition", ld(2, ld(7, version)))
+    )
+    assert obj["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["enum"] == [None, "a"]
 
 
 def test_nesting_is_bounded() -> None:
@@ -336,6 +349,7 @@ def test_bad_durations(text: str) -> None:
             "apps/v1", "Status", "k8s.io.apimachinery.pkg.apis.meta.v1.Status", id="meta-in-apps"
         ),
         pytest.param("agones.dev/v1", "GameServer", None, id="custom-resource"),
+        pytest.param("rbac.authorization.k8s.io/v1", "RoleRef", None, id="not-a-kind"),
     ],
 )
 def test_message_for(api_version: str, kind: str, message: str | None) -> None:
@@ -345,3 +359,45 @@ def test_message_for(api_version: str, kind: str, message: str | None) -> None:
 def test_encode_refuses_custom_resources() -> None:
     with pytest.raises(UnknownKindError):
         encode_object({"apiVersion": "agones.dev/v1", "kind": "GameServer"})
+
+
+_KINDS = sorted(
+    (gv, message.rpartition(".")[2])
+    for gv, package in GROUP_VERSIONS.items()
+    for message in KINDS
+    if message.rpartition(".")[0] == package
+)
+
+
+@st.composite
+def _fields_soup(draw: st.DrawFn, depth: int = 0) -> bytes:
+    """Random fields: plausible keys with every wire type, nested messages a few levels deep."""
+    out = b""
+    for _ in range(draw(st.integers(0, 6))):
+        num, wire = draw(st.integers(1, 45)), draw(st.sampled_from([0, 0, 1, 2, 2, 2, 5]))
+        out += _varint(num << 3 | wire)
+        if wire == 0:
+            out += _varint(draw(st.integers(0, 2**64 - 1)))
+        elif wire in (1, 5):
+            out += draw(st.binary(min_size=8 if wire == 1 else 4, max_size=8 if wire == 1 else 4))
+        elif depth < 3 and draw(st.booleans()):
+            inner = draw(_fields_soup(depth + 1))
+            out += _varint(len(inner)) + inner
+        else:
+            payload = draw(st.binary(max_size=16))
+            out += _varint(len(payload)) + payload
+    return out
+
+
+@settings(max_examples=1500, deadline=None)
+@given(kind=st.sampled_from(_KINDS), raw=_fields_soup())
+def test_any_bytes_of_any_kind_decode_to_json_or_a_protobuf_error(
+    kind: tuple[str, str], raw: bytes
+) -> None:
+    try:
+        obj = decode_object(envelope(kind[0], kind[1], raw))
+    except ProtobufError:
+        return
+    encoded = msgspec.json.encode(obj)  # the server stores it: it must be plain JSON
+    assert msgspec.json.decode(encoded) == obj
+    encode_object(obj)  # and answers it as protobuf when asked
