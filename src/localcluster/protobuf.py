@@ -56,7 +56,10 @@ Field = tuple[int, str, str, int]
 
 
 class ProtobufError(WireError):
-    """The body cannot be decoded (or the object encoded) as a Kubernetes protobuf message."""
+    """The body cannot be decoded (or the object encoded) as a Kubernetes protobuf message.
+    `type_meta`: the (apiVersion, kind) the envelope named, once it could be read."""
+
+    type_meta: tuple[str, str] | None = None
 
 
 class UnknownKindError(ProtobufError):
@@ -99,15 +102,24 @@ def decode_object(data: bytes) -> Obj:
 
 def _decode_object(data: bytes) -> Obj:
     if not data.startswith(MAGIC):
-        raise ProtobufError("the body does not start with the k8s protobuf prefix")
+        raise ProtobufError(
+            "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]"
+        )
     envelope = decode_message(data[len(MAGIC) :], UNKNOWN)
     api_version, kind = envelope.get("apiVersion", ""), envelope.get("kind", "")
     if envelope.get("contentEncoding"):
         raise ProtobufError(f"content encoding {envelope['contentEncoding']!r} is not supported")
     message = message_for(api_version, kind)
     if message is None:
-        raise UnknownKindError(f'no kind "{kind}" is registered for version "{api_version}"')
-    obj = decode_message(envelope.get("", b""), message)
+        unknown = UnknownKindError(f'no kind "{kind}" is registered for version "{api_version}"')
+        unknown.type_meta = (api_version, kind)
+        raise unknown
+    try:
+        obj = decode_message(envelope.get("", b""), message)
+    except WireError as err:
+        known = err if isinstance(err, ProtobufError) else ProtobufError(str(err))
+        known.type_meta = (api_version, kind)
+        raise known from None
     return {"apiVersion": api_version, "kind": kind, **obj}
 
 

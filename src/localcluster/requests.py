@@ -104,7 +104,7 @@ async def read_body(request: web.Request, info: ResourceInfo | None = None) -> A
     if ctype == PROTOBUF:
         if info is not None and info.custom is not None:
             raise errors.unsupported_media_type(ctype)
-        return decode_protobuf(raw)
+        return decode_protobuf(raw, info.kind if info is not None else "")
     try:
         if ctype.endswith("yaml"):
             return yaml.safe_load(raw)
@@ -113,11 +113,34 @@ async def read_body(request: web.Request, info: ResourceInfo | None = None) -> A
         raise errors.bad_request(f"the body of the request could not be decoded: {err}") from None
 
 
-def decode_protobuf(raw: bytes) -> Any:
+def decode_protobuf(raw: bytes, into: str = "") -> Any:
+    """The JSON object of a protobuf body; a 400 worded as kube-apiserver's transformDecodeError
+    words it when the body was meant to be a `into`."""
     try:
         return decode_object(raw)
     except ProtobufError as err:
-        raise errors.bad_request(f"the body of the request could not be decoded: {err}") from None
+        if not into:
+            raise errors.bad_request(
+                f"the body of the request could not be decoded: {err}"
+            ) from None
+        if err.type_meta is not None and err.type_meta[1]:
+            api_version, kind = err.type_meta
+            version = api_version.rpartition("/")[2]
+            message = f'{kind} in version "{version}" cannot be handled as a {into}: {err}'
+        else:
+            summary = _summary(raw)
+            message = (
+                f"the object provided is unrecognized (must be of type {into}): {err} ({summary})"
+            )
+        raise errors.bad_request(message) from None
+
+
+def _summary(raw: bytes, limit: int = 30) -> str:
+    """apiserver's summarizeData: JSON-looking bodies as text, others as hex."""
+    if not raw:
+        return "<empty>"
+    head = raw[:limit].decode("utf-8", "replace") if raw[:1] == b"{" else raw[:limit].hex()
+    return head + (" ..." if len(raw) > limit else "")
 
 
 def _accepted(accept: str) -> list[str]:

@@ -273,3 +273,31 @@ def test_custom_resources_have_no_protobuf_form(
         "GET", widgets.path(namespace, "pb"), None, PROTOBUF, accept=PROTOBUF
     )
     assert only_protobuf.status == 406, only_protobuf
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(
+            b"{}",
+            "the object provided is unrecognized (must be of type ConfigMap): provided data does "
+            "not appear to be a protobuf message, expected prefix [107 56 115 0] ({})",
+            id="not-protobuf",
+        ),
+        pytest.param(
+            encode_object({"apiVersion": "v1", "kind": "ConfigMap"}).replace(
+                b"ConfigMap", b"Widgetxxx"
+            ),
+            'Widgetxxx in version "v1" cannot be handled as a ConfigMap: no kind "Widgetxxx" is '
+            'registered for version "v1"',
+            id="unknown-kind",
+        ),
+    ],
+)
+def test_undecodable_protobuf_is_a_bad_request_worded_as_kube_apiserver(
+    cluster: Cluster, namespace: str, body: bytes, message: str
+) -> None:
+    resp = cluster.api.raw("POST", f"/api/v1/namespaces/{namespace}/configmaps", body, PROTOBUF)
+    assert resp.status == 400, resp
+    assert resp.body["reason"] == "BadRequest"
+    assert resp.body["message"].startswith(message), resp.body["message"]
