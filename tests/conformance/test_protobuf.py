@@ -17,6 +17,7 @@ import pytest
 from agones.localcluster.protobuf import CONTENT_TYPE as PROTOBUF
 from agones.localcluster.protobuf import decode_object, encode_object, message_for
 from agones.localcluster.protobuf_messages import INLINE, KEEP_ZERO, MESSAGES, REPEATED
+from agones.localcluster.resources import builtin_resources
 from tests.cluster import Cluster
 from tests.conformance.conftest import CRD
 
@@ -301,3 +302,46 @@ def test_undecodable_protobuf_is_a_bad_request_worded_as_kube_apiserver(
     assert resp.status == 400, resp
     assert resp.body["reason"] == "BadRequest"
     assert resp.body["message"].startswith(message), resp.body["message"]
+
+
+@pytest.mark.parametrize(
+    "info", builtin_resources(), ids=lambda i: f"{i.group or 'core'}/{i.resource}"
+)
+def test_every_builtin_list_answers_protobuf(cluster: Cluster, namespace: str, info: Any) -> None:
+    prefix = f"/apis/{info.group}/{info.version}" if info.group else f"/api/{info.version}"
+    path = (
+        f"{prefix}/namespaces/{namespace}/{info.resource}"
+        if info.namespaced
+        else (f"{prefix}/{info.resource}")
+    )
+    resp = cluster.api.raw("GET", path, None, PROTOBUF, accept=PROTOBUF)
+    assert resp.status == 200, resp
+    listed = decode_object(resp.body)
+    assert (listed["apiVersion"], listed["kind"]) == (info.api_version, f"{info.kind}List")
+
+
+def test_binding_and_eviction_as_protobuf(cluster: Cluster, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    for name in ("pb-bound", "pb-evicted"):
+        assert cluster.api.post(path, pod(namespace, name)).status == 201
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "pb-bound", "namespace": namespace},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "pb-node"},
+    }
+    bound = cluster.api.raw("POST", f"{path}/pb-bound/binding", encode_object(binding), PROTOBUF)
+    assert bound.status == 201, bound
+    assert cluster.api.get(f"{path}/pb-bound").body["spec"]["nodeName"] == "pb-node"
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "pb-evicted", "namespace": namespace},
+        "deleteOptions": {"gracePeriodSeconds": 0},
+    }
+    evicted = cluster.api.raw(
+        "POST", f"{path}/pb-evicted/eviction", encode_object(eviction), PROTOBUF
+    )
+    assert evicted.status == 201, evicted
+    assert cluster.api.get(f"{path}/pb-evicted").status == 404
+    cluster.api.raw("DELETE", f"{path}/pb-bound", _delete_options(), PROTOBUF)
