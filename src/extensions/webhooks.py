@@ -14,7 +14,10 @@ handler for). Routes follow Agones (reference §4.8):
 
 Kinds are looked up in the API scheme at request time, so a kind registered later (e.g.
 FleetAutoscaler) is served without changes here; an unregistered kind is allowed with a warning.
-A mutation whose object cannot be decoded is allowed unchanged (schema validation then reports it).
+`/mutate` reads the object as Agones' Go webhook does, through the decoder `agones validate` uses
+(`Scheme.decode_for_mutation`): `""` in an enum is unset and gets defaulted, so the zero values Go
+clients send for unset fields (`status.state: ""`) are accepted. A mutation whose object cannot be
+decoded is allowed unchanged (schema validation then reports it).
 A denial carries the Status Agones builds: `422 Invalid` with `<Kind>.<group> "<name>" is invalid:
 ...` and one cause per field error; the kube-apiserver, not this code, prefixes
 `admission webhook "validations.agones.dev" denied the request: `. An object that decodes for
