@@ -119,6 +119,32 @@ def fleet_autoscaler(name: str, fleet_name: str) -> dict[str, Any]:
     }
 
 
+def _buffer() -> dict[str, Any]:
+    return {"type": "Buffer", "buffer": {"maxReplicas": 10, "minReplicas": 0, "bufferSize": 2}}
+
+
+def schedule_fleet_autoscaler(name: str, fleet_name: str) -> dict[str, Any]:
+    """A Schedule policy: `between` and `activePeriod` are structs (always written), their
+    metav1.Time fields `null` and strings `""` when unset."""
+    fas = fleet_autoscaler(name, fleet_name)
+    fas["spec"]["policy"] = {
+        "type": "Schedule",
+        "schedule": {
+            "between": {"start": None, "end": None},
+            "activePeriod": {"timezone": "", "startCron": "", "duration": ""},
+            "policy": _buffer(),
+        },
+    }
+    return fas
+
+
+def chain_fleet_autoscaler(name: str, fleet_name: str) -> dict[str, Any]:
+    """A Chain policy: each ChainEntry's `id` has no omitempty; its policy is inlined."""
+    fas = fleet_autoscaler(name, fleet_name)
+    fas["spec"]["policy"] = {"type": "Chain", "chain": [{"id": "", **_buffer()}]}
+    return fas
+
+
 def game_server_allocation() -> dict[str, Any]:
     """GameServerAllocationSpec: multiClusterSetting, required and metadata are structs;
     `scheduling` has no omitempty; the status's state, gameServerName and source neither."""

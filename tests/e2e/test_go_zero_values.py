@@ -81,3 +81,17 @@ def test_allocation_policy_with_go_zero_values_is_accepted(framework: Framework)
     policy = _create(framework, "multicluster.agones.dev/v1", "gameserverallocationpolicies", body)
     assert policy["spec"]["connectionInfo"]["clusterName"] == ""
     assert (policy["spec"]["priority"], policy["spec"]["weight"]) == (1, 100)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [gobodies.schedule_fleet_autoscaler, gobodies.chain_fleet_autoscaler],
+    ids=["schedule", "chain"],
+)
+def test_fleet_autoscaler_policies_with_go_zero_values_are_accepted(
+    framework: Framework, make: Any
+) -> None:
+    body = make(_name("go-fas"), _name("absent-fleet"))
+    fas = _create(framework, "autoscaling.agones.dev/v1", "fleetautoscalers", body)
+    assert fas["spec"]["policy"]["type"] == body["spec"]["policy"]["type"]
+    assert fas["spec"]["sync"]["type"] == "FixedInterval"

@@ -104,6 +104,10 @@ def test_admit_rejects_non_object_documents_cleanly(scheme: Scheme) -> None:
         pytest.param(gobodies.game_server_set("gss"), id="GameServerSet"),
         pytest.param(gobodies.fleet("fleet"), id="Fleet"),
         pytest.param(gobodies.fleet_autoscaler("fas", "fleet"), id="FleetAutoscaler"),
+        pytest.param(
+            gobodies.schedule_fleet_autoscaler("s", "fleet"), id="FleetAutoscaler-Schedule"
+        ),
+        pytest.param(gobodies.chain_fleet_autoscaler("c", "fleet"), id="FleetAutoscaler-Chain"),
         pytest.param(gobodies.game_server_allocation(), id="GameServerAllocation"),
         pytest.param(gobodies.game_server_allocation_policy("p"), id="GameServerAllocationPolicy"),
     ],
