@@ -8,11 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agones.localcluster import protobuf_special as special
 from agones.localcluster.protobuf import (
     MAGIC,
     ProtobufError,
     UnknownKindError,
+    decode_message,
     decode_object,
+    encode_message,
     encode_object,
     message_for,
 )
@@ -300,6 +303,26 @@ def _pod_with(**spec: Any) -> dict[str, Any]:
             },
             id="json-and-schema-unions",
         ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "APIResourceList",
+                "groupVersion": "v1",
+                "resources": [
+                    {"name": "pods", "namespaced": True, "kind": "Pod", "verbs": ["get", "list"]}
+                ],
+            },
+            id="verbs",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "authorization.k8s.io/v1",
+                "kind": "SubjectAccessReview",
+                "metadata": {},
+                "spec": {"user": "alice", "extra": {"scopes": ["a", "b"]}},
+            },
+            id="extravalue",
+        ),
     ],
 )
 def test_special_types_round_trip(obj: dict[str, Any]) -> None:
@@ -401,3 +424,33 @@ def test_any_bytes_of_any_kind_decode_to_json_or_a_protobuf_error(
     encoded = msgspec.json.encode(obj)  # the server stores it: it must be plain JSON
     assert msgspec.json.decode(encoded) == obj
     encode_object(obj)  # and answers it as protobuf when asked
+
+
+@pytest.mark.parametrize(
+    ("message", "value"),
+    [
+        pytest.param(special.DURATION, "1h2m3.5s", id="duration"),
+        pytest.param(special.TIME, "2024-02-29T23:59:59Z", id="time"),
+        pytest.param(special.MICRO_TIME, "2024-02-29T23:59:59.000001Z", id="microtime"),
+        pytest.param(special.QUANTITY, "1500m", id="quantity"),
+        pytest.param(special.INT_OR_STRING, 0, id="intorstring-zero"),
+        pytest.param(special.INT_OR_STRING, -3, id="intorstring-negative"),
+        pytest.param(special.RAW_EXTENSION, {"a": [1, "b", None]}, id="rawextension"),
+        pytest.param(special.OR_BOOL, True, id="orbool-true"),
+        pytest.param(special.OR_STRING_ARRAY, ["x", "y"], id="orstringarray"),
+    ],
+)
+def test_special_type_messages_round_trip(message: str, value: Any) -> None:
+    raw = special.to_proto(message, value, "f", encode_message)
+    fields = decode_message(raw, message)
+    assert special.from_proto(message, fields, "f") == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["2024-13-01T00:00:00Z", "yesterday", "2024-01-01T00:00:00", 5],
+    ids=["month", "words", "no-zone", "number"],
+)
+def test_bad_times(value: Any) -> None:
+    with pytest.raises(ValueError):
+        special.parse_time(value, "t")
