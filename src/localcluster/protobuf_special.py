@@ -15,11 +15,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from ..apis.meta import goduration
+from ..apis.meta.gotime import TimeParseError, format_rfc3339, parse_rfc3339
 from .protowire import VARINT, WireError, key, length_delimited, varint
 
 META = "k8s.io.apimachinery.pkg.apis.meta.v1"
@@ -83,7 +84,7 @@ def from_proto(message: str, fields: dict[str, Any], name: str) -> Any:
     if message in (TIME, MICRO_TIME):
         return _time_json(message, fields.get("seconds", 0), fields.get("nanos", 0), name)
     if message == DURATION:
-        return format_duration(fields.get("duration", 0))
+        return goduration.format_duration(fields.get("duration", 0))
     if message == QUANTITY:
         return fields.get("string", "")
     if message == INT_OR_STRING:
@@ -107,7 +108,7 @@ def _time_json(message: str, seconds: int, nanos: int, name: str) -> Any:
     except (OverflowError, OSError, ValueError):
         raise WireError(f"{name}: time {seconds}s is out of range") from None
     if message == TIME:
-        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_rfc3339(t)
     return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{(nanos // 1000) % 1_000_000:06d}Z"
 
 
@@ -118,34 +119,6 @@ def _embedded(raw: bytes, name: str) -> Any:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise WireError(f"{name}: the embedded object is not JSON") from None
-
-
-_UNITS = (("h", 3600 * 10**9), ("m", 60 * 10**9))
-
-
-def format_duration(ns: int) -> str:
-    """Go's `time.Duration.String()`: `1h2m3.5s`, `300ms`, `1.5µs`, `0s`."""
-    if ns == 0:
-        return "0s"
-    sign, ns = ("-", -ns) if ns < 0 else ("", ns)
-    if ns < 10**9:
-        for unit, size in (("ms", 10**6), ("µs", 10**3), ("ns", 1)):
-            if ns >= size:
-                return sign + _decimal(ns, size) + unit
-    out = ""
-    for unit, size in _UNITS:
-        if ns >= size or out:
-            out += f"{ns // size}{unit}"
-            ns %= size
-    return sign + out + _decimal(ns, 10**9) + "s"
-
-
-def _decimal(value: int, size: int) -> str:
-    whole, frac = divmod(value, size)
-    if not frac:
-        return str(whole)
-    digits = len(str(size)) - 1
-    return f"{whole}." + f"{frac:0{digits}d}".rstrip("0")
 
 
 # -- JSON -> proto ----------------------------------------------------------------------------
@@ -200,41 +173,21 @@ def _schema_union(message: str, value: Any, name: str, encode: Encode) -> bytes:
 
 
 def parse_time(value: Any, name: str) -> tuple[int, int]:
-    """(seconds, nanos) of an RFC 3339 time."""
+    """(seconds, nanos) of an RFC 3339 time, parsed as Go parses it."""
     if not isinstance(value, str):
         raise WireError(f"{name}: expected an RFC 3339 time")
     try:
-        t = datetime.fromisoformat(value.replace("z", "Z"))
-    except ValueError:
-        raise WireError(f"{name}: {value!r} is not an RFC 3339 time") from None
-    if t.tzinfo is None:
-        raise WireError(f"{name}: {value!r} has no time zone")
+        t = parse_rfc3339(value)
+    except TimeParseError as err:
+        raise WireError(f"{name}: {err}") from None
     return int(t.timestamp() // 1), t.microsecond * 1000
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_SIZES = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9}
-_DURATION_SIZES |= {"m": 60 * 10**9, "h": 3600 * 10**9}
-
-
 def parse_duration(value: Any, name: str) -> int:
-    """Nanoseconds of a Go duration string (`time.ParseDuration`)."""
-    if not isinstance(value, str) or not value:
+    """Nanoseconds of a Go duration string."""
+    if not isinstance(value, str):
         raise WireError(f"{name}: expected a duration string")
-    text, sign = value, 1
-    if text[0] in "+-":
-        sign, text = (-1 if text[0] == "-" else 1), text[1:]
-    if text == "0":
-        return 0
-    pos, total = 0, 0
-    for match in _DURATION_PART.finditer(text):
-        if match.start() != pos:
-            break
-        number, unit = match.groups()
-        whole, _, frac = number.partition(".")
-        size = _DURATION_SIZES[unit]
-        total += int(whole or 0) * size + (int(frac) * size // 10 ** len(frac) if frac else 0)
-        pos = match.end()
-    if pos != len(text) or not text:
-        raise WireError(f"{name}: invalid duration {value!r}")
-    return sign * total
+    try:
+        return goduration.parse_duration(value)
+    except goduration.DurationError as err:
+        raise WireError(f"{name}: {err}") from None

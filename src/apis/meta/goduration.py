@@ -1,7 +1,8 @@
 """Go's `time.ParseDuration`, with its exact acceptance rules and error texts.
 
 `parse_duration(text)` returns a whole number of nanoseconds (Go's `time.Duration`) or raises
-`DurationError` whose `str()` is the message Go gives, e.g.
+`DurationError` whose `str()` is the message Go gives (`format_duration(ns)` is the inverse, Go's
+`Duration.String()`), e.g.
 `time: unknown unit " hours" in duration "5 hours"`. Agones puts that text verbatim into
 validation messages, so it has to match byte for byte.
 
@@ -150,3 +151,27 @@ def parse_duration(text: str | bytes) -> int:
     if total > _MAX - 1:
         raise invalid
     return total
+
+
+def format_duration(ns: int) -> str:
+    """Go's `time.Duration.String()`: `1h2m3.5s`, `300ms`, `1.5µs`, `0s`."""
+    if ns == 0:
+        return "0s"
+    sign, ns = ("-", -ns) if ns < 0 else ("", ns)
+    if ns < SECOND:
+        for unit, size in (("ms", MILLISECOND), ("µs", MICROSECOND), ("ns", NANOSECOND)):
+            if ns >= size:
+                return sign + _decimal(ns, size) + unit
+    out = ""
+    for unit, size in (("h", HOUR), ("m", MINUTE)):
+        if ns >= size or out:
+            out += f"{ns // size}{unit}"
+            ns %= size
+    return sign + out + _decimal(ns, SECOND) + "s"
+
+
+def _decimal(value: int, size: int) -> str:
+    whole, frac = divmod(value, size)
+    if not frac:
+        return str(whole)
+    return f"{whole}." + f"{frac:0{len(str(size)) - 1}d}".rstrip("0")

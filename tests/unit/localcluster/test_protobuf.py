@@ -20,7 +20,6 @@ from agones.localcluster.protobuf import (
     message_for,
 )
 from agones.localcluster.protobuf_messages import GROUP_VERSIONS, KINDS
-from agones.localcluster.protobuf_special import format_duration, parse_duration
 
 
 def _varint(n: int) -> bytes:
@@ -327,29 +326,6 @@ def _pod_with(**spec: Any) -> dict[str, Any]:
 )
 def test_special_types_round_trip(obj: dict[str, Any]) -> None:
     assert decode_object(encode_object(obj)) == obj
-
-
-@pytest.mark.parametrize(
-    ("text", "ns", "canonical"),
-    [
-        pytest.param("0s", 0, "0s", id="zero"),
-        pytest.param("1h30m", 5400 * 10**9, "1h30m0s", id="hours"),
-        pytest.param("1.5s", 1_500_000_000, "1.5s", id="fraction"),
-        pytest.param("300ms", 300_000_000, "300ms", id="millis"),
-        pytest.param("-2m3s", -123 * 10**9, "-2m3s", id="negative"),
-        pytest.param("1µs", 1000, "1µs", id="micro"),
-        pytest.param("7ns", 7, "7ns", id="nanos"),
-    ],
-)
-def test_duration(text: str, ns: int, canonical: str) -> None:
-    assert parse_duration(text, "d") == ns
-    assert format_duration(ns) == canonical
-
-
-@pytest.mark.parametrize("text", ["", "5", "1x", "s", "1h-2m"])
-def test_bad_durations(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_duration(text, "d")
 
 
 @pytest.mark.parametrize(

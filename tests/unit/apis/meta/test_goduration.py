@@ -1,6 +1,13 @@
 import pytest
 
-from agones.apis.meta.goduration import HOUR, MINUTE, SECOND, DurationError, parse_duration
+from agones.apis.meta.goduration import (
+    HOUR,
+    MINUTE,
+    SECOND,
+    DurationError,
+    format_duration,
+    parse_duration,
+)
 
 
 @pytest.mark.parametrize(
@@ -61,3 +68,21 @@ def test_parse_duration_rejects_with_go_text(text: str, message: str) -> None:
     with pytest.raises(DurationError) as err:
         parse_duration(text)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize(
+    ("ns", "text"),
+    [
+        pytest.param(0, "0s", id="zero"),
+        pytest.param(5400 * SECOND, "1h30m0s", id="hours"),
+        pytest.param(1_500_000_000, "1.5s", id="fraction"),
+        pytest.param(300_000_000, "300ms", id="millis"),
+        pytest.param(-123 * SECOND, "-2m3s", id="negative"),
+        pytest.param(1500, "1.5µs", id="micro"),
+        pytest.param(7, "7ns", id="nanos"),
+        pytest.param(HOUR + MINUTE + 1, "1h1m0.000000001s", id="hour-and-a-nanosecond"),
+    ],
+)
+def test_format_duration_is_go_duration_string(ns: int, text: str) -> None:
+    assert format_duration(ns) == text
+    assert parse_duration(text) == ns
