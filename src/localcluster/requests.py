@@ -172,6 +172,12 @@ def _prefers_protobuf(accept: str) -> tuple[bool, bool]:
     return False, json_ok
 
 
+def wants_protobuf(request: web.Request) -> bool:
+    """Whether the request's Accept prefers protobuf (watches: the length-delimited stream)."""
+    accept = request.headers.get("Accept", "")
+    return PROTOBUF in accept and "as=Table" not in accept and _prefers_protobuf(accept)[0]
+
+
 def negotiate_response(request: web.Request, resp: web.StreamResponse) -> web.StreamResponse:
     """`resp` as protobuf when the request prefers it and the object has a protobuf form."""
     accept = request.headers.get("Accept", "")

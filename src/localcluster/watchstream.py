@@ -1,6 +1,10 @@
 """Serving a watch: the chunked stream of JSON lines (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) a
 client reads until `timeoutSeconds`, with periodic bookmarks, watch-list initial events, Table
 rendering for kubectl, and the connection aborted when its consumer falls too far behind.
+
+A client whose Accept prefers protobuf (client-go's typed clients) gets kube-apiserver's protobuf
+stream instead, for built-in kinds: `application/vnd.kubernetes.protobuf;stream=watch`, each event
+a 4-byte big-endian length and a `metav1.WatchEvent` whose object is the enveloped object.
 """
 
 from __future__ import annotations
@@ -8,13 +12,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from ..apis import field
 from . import errors
 from .printers import columns_for_resource
+from .protobuf import CONTENT_TYPE as PROTOBUF
+from .protobuf import ProtobufError, encode_object
+from .protowire import length_delimited
 from .registry import Registry
-from .requests import JSON, encode, query_bool, selectors, wants_table
+from .requests import JSON, encode, query_bool, selectors, wants_protobuf, wants_table
 from .resources import ResourceInfo
 from .selectors import fields_match, labels_match
 from .table import to_table
@@ -78,8 +86,14 @@ class WatchServer:
             else None
         )
         store = self.registry.store
+        frame = (
+            _protobuf_frame
+            if table is None and info.custom is None and (wants_protobuf(request))
+            else None
+        )
+        ctype = f"{PROTOBUF};stream=watch" if frame is not None else JSON
         resp = web.StreamResponse(
-            status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"}
+            status=200, headers={"Content-Type": ctype, "Cache-Control": "no-cache, private"}
         )
         resp.enable_chunked_encoding()
         # Headers first: the watcher is registered only once nothing can fail before the `finally`
@@ -93,7 +107,8 @@ class WatchServer:
                 since if not initial_end else None,
             )
         except errors.StatusError as err:
-            await resp.write(_encode({"type": "ERROR", "object": err.status()}) + b"\n")
+            error = {"type": "ERROR", "object": err.status()}
+            await resp.write(frame(error) if frame is not None else _encode(error) + b"\n")
             return resp
         transport = request.transport
         if transport is not None:
@@ -119,12 +134,16 @@ class WatchServer:
                     break
                 if batch:
                     chunks = [
-                        self._event_line(info, typ, obj, raw, table) for typ, obj, raw in batch
+                        self._event_line(info, typ, obj, raw, table)
+                        if frame is None
+                        else frame(_event(info, typ, obj, raw))
+                        for typ, obj, raw in batch
                     ]
                     await resp.write(b"".join(chunks))
                 if bookmarks and time.monotonic() >= next_bookmark:
                     mark = {**kind_prefix, "metadata": {"resourceVersion": str(store.rv)}}
-                    await resp.write(_encode({"type": "BOOKMARK", "object": mark}) + b"\n")
+                    event = {"type": "BOOKMARK", "object": mark}
+                    await resp.write(frame(event) if frame is not None else _encode(event) + b"\n")
                     next_bookmark = time.monotonic() + self.bookmark_interval
         except ConnectionResetError:
             pass
@@ -155,6 +174,25 @@ class WatchServer:
         if info.custom is not None and obj is not None and typ != "BOOKMARK":
             obj = {**obj, "apiVersion": info.api_version}
         return _encode({"type": typ, "object": obj}) + b"\n"
+
+
+def _event(info: ResourceInfo, typ: str, obj: dict[str, Any] | None, raw: bytes) -> dict[str, Any]:
+    if obj is None:
+        obj = msgspec.json.decode(raw)
+    elif info.from_storage is not None and typ not in ("BOOKMARK", "ERROR"):
+        obj = info.from_storage(obj)
+    return {"type": typ, "object": obj}
+
+
+def _protobuf_frame(event: dict[str, Any]) -> bytes:
+    """One length-delimited `metav1.WatchEvent` {type, object: RawExtension{raw}}, the raw bytes
+    being the object's own enveloped protobuf body (a Status for ERROR events)."""
+    try:
+        typ, obj = event["type"], encode_object(event["object"])
+    except ProtobufError as err:  # a stored object the v1.28 messages cannot carry
+        typ, obj = "ERROR", encode_object(errors.internal(f"encoding the object: {err}").status())
+    body = length_delimited(1, typ.encode()) + length_delimited(2, length_delimited(1, obj))
+    return len(body).to_bytes(4, "big") + body
 
 
 def watch_option_errors(

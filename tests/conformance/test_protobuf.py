@@ -17,6 +17,7 @@ import pytest
 from agones.localcluster.protobuf import CONTENT_TYPE as PROTOBUF
 from agones.localcluster.protobuf import decode_object, encode_object, message_for
 from agones.localcluster.protobuf_messages import INLINE, KEEP_ZERO, MESSAGES, REPEATED
+from agones.localcluster.protowire import fields
 from agones.localcluster.resources import builtin_resources
 from tests.cluster import Cluster
 from tests.conformance.conftest import CRD
@@ -345,3 +346,36 @@ def test_binding_and_eviction_as_protobuf(cluster: Cluster, namespace: str) -> N
     assert evicted.status == 201, evicted
     assert cluster.api.get(f"{path}/pb-evicted").status == 404
     cluster.api.raw("DELETE", f"{path}/pb-bound", _delete_options(), PROTOBUF)
+
+
+def _frames(stream: bytes) -> list[tuple[str, Obj]]:
+    """The events of a protobuf watch: 4-byte big-endian lengths, each a WatchEvent {type,
+    object: RawExtension{raw}} whose raw bytes are an enveloped object."""
+    events, pos = [], 0
+    while pos < len(stream):
+        size = int.from_bytes(stream[pos : pos + 4], "big")
+        event = {num: value for num, _, value in fields(stream[pos + 4 : pos + 4 + size])}
+        raw = {num: value for num, _, value in fields(event[2])}[1]
+        events.append((event[1].decode(), decode_object(raw)))
+        pos += 4 + size
+    assert pos == len(stream)
+    return events
+
+
+def test_watch_streams_protobuf_events_when_asked(cluster: Cluster, namespace: str) -> None:
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+    rv = cluster.api.get(path).body["metadata"]["resourceVersion"]
+    created = cluster.api.post(path, lease(namespace, "watched")).body
+    resp = cluster.api.raw(
+        "GET",
+        f"{path}?watch=true&resourceVersion={rv}&timeoutSeconds=1",
+        None,
+        PROTOBUF,
+        accept=PROTOBUF,
+    )
+    assert resp.status == 200, resp
+    assert resp.headers["Content-Type"].startswith(PROTOBUF)
+    events = _frames(resp.body)
+    assert [(t, o["metadata"]["name"]) for t, o in events] == [("ADDED", "watched")]
+    assert_contains(lease(namespace, "watched")["spec"], events[0][1]["spec"])
+    assert events[0][1]["metadata"]["uid"] == created["metadata"]["uid"]
