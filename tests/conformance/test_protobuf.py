@@ -2,7 +2,7 @@
 `application/vnd.kubernetes.protobuf` (the `k8s\\0` magic and a `runtime.Unknown`) and DELETE with a
 protobuf `DeleteOptions`. Bodies are built from the v1.28 wire facts by the codec's encoder; each
 object, created that way, reads back as JSON with every field sent and equal to its twin created as
-JSON, reads back as protobuf equal to its JSON, and is deleted by a protobuf DeleteOptions.
+JSON, reads back as protobuf equal to its JSON, is updated by a protobuf PUT, and is deleted by a protobuf DeleteOptions.
 The same assertions hold against a real kube-apiserver (`KUBECONFIG`)."""
 
 from __future__ import annotations
@@ -189,6 +189,15 @@ def test_protobuf_create_read_and_delete(cluster: Cluster, namespace: str, case:
     assert as_protobuf.status == 200
     assert as_protobuf.headers["Content-Type"].startswith(PROTOBUF)
     assert_contains(sent, decode_object(as_protobuf.body))
+    assert decode_object(as_protobuf.body) == got.body
+
+    changed = copy.deepcopy(got.body)
+    changed["metadata"].setdefault("labels", {})["updated"] = "by-protobuf"
+    updated = cluster.api.raw("PUT", f"{path}/{name}", encode_object(changed), PROTOBUF)
+    assert updated.status == 200, updated
+    after = cluster.api.get(f"{path}/{name}").body
+    assert after["metadata"]["labels"]["updated"] == "by-protobuf"
+    assert after["metadata"]["resourceVersion"] != got.body["metadata"]["resourceVersion"]
 
     for target in (name, f"{name}-json"):
         deleted = cluster.api.raw("DELETE", f"{path}/{target}", _delete_options(), PROTOBUF)
