@@ -293,6 +293,26 @@ def conflict_error(info: ResourceInfo, name: str, err: ApplyConflict) -> errors.
     return errors.StatusError(409, "Conflict", message, details)
 
 
+def check_apply_identity(info: ResourceInfo, config: Obj) -> None:
+    """The 400s structuredMergeManager.Apply gives a configuration for another version, or one
+    carrying managedFields; and one of another kind, which cannot merge with the live object."""
+    version = config.get("apiVersion")
+    if version != info.api_version:
+        shown = version if isinstance(version, str) else ""
+        raise errors.bad_request(
+            "Incorrect version specified in apply patch. "
+            f"Specified patch version: {shown}, expected: {info.api_version}"
+        )
+    if config["metadata"].get("managedFields") is not None:
+        raise errors.bad_request("metadata.managedFields must be nil")
+    kind = config.get("kind")
+    if kind != info.kind:
+        raise errors.bad_request(
+            f"the kind of the apply patch ({kind if isinstance(kind, str) else ''}) does not "
+            f"match the kind of the resource ({info.kind})"
+        )
+
+
 async def apply_request(
     reg: Registry,
     info: ResourceInfo,
@@ -321,6 +341,7 @@ async def apply_request(
     config = copy.deepcopy(config)
     if not isinstance(config.setdefault("metadata", {}), dict):
         raise errors.bad_request("the apply configuration's metadata must be an object")
+    check_apply_identity(info, config)
     shape = shape_error(config, info.top_fields is not None)
     if shape:
         raise cannot_handle(info, shape)

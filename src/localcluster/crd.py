@@ -426,7 +426,7 @@ class CRDController:
             body = await read_body(request)
         elif method == "PATCH":
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
-            patch = await read_body(request)
+            patch = await read_body(request, None)
             try:
                 if ctype == "application/json-patch+json":
                     body = apply_json_patch(current, patch)

@@ -15,7 +15,7 @@ import msgspec
 from aiohttp import web
 
 from ..apis import field
-from . import errors
+from . import errors, limits, managedfields
 from .deletion import DeleteOptions
 from .meta import now_rfc3339
 from .printers import columns_for_resource
@@ -26,6 +26,7 @@ from .requests import (
     is_dry_run,
     json_response,
     query_bool,
+    query_int64,
     read_body,
     selectors,
     strict_validation,
@@ -146,15 +147,27 @@ class ResourceHandler:
                 return await self.watches.serve(request, info, ns, "")
             return self._list(request, info, ns)
         if target.name == "" and method == "POST":
-            body = await read_body(request)
+            body = await read_body(request, media_types(info))
             entry = await self.registry.create(
-                info, ns, body, is_dry_run(q), strict=strict_validation(q)
+                info,
+                ns,
+                body,
+                is_dry_run(q),
+                strict=strict_validation(q),
+                manager=field_manager(request, "CreateOptions"),
             )
             return json_response(entry_bytes(entry, info), 201)
         if method == "PUT" and target.name:
-            body = await read_body(request)
+            body = await read_body(request, media_types(info))
             entry = await self.registry.update(
-                info, ns, target.name, body, "", is_dry_run(q), strict_validation(q)
+                info,
+                ns,
+                target.name,
+                body,
+                "",
+                is_dry_run(q),
+                strict_validation(q),
+                field_manager(request, "UpdateOptions"),
             )
             return json_response(entry_bytes(entry, info))
         if method == "PATCH" and target.name:
@@ -179,7 +192,7 @@ class ResourceHandler:
         kind = PATCH_TYPES.get(ctype)
         if kind is None:
             raise errors.unsupported_media_type(ctype)
-        body = await read_body(request)
+        body = await read_body(request, None)
         dry_run = is_dry_run(request.query)
         if kind == "apply":
             if not isinstance(body, dict):
@@ -197,7 +210,15 @@ class ResourceHandler:
             )
             return json_response(entry_bytes(entry, info), 201 if created else 200)
         entry = await self.registry.patch(
-            info, ns, name, kind, body, sub, dry_run, strict_validation(request.query)
+            info,
+            ns,
+            name,
+            kind,
+            body,
+            sub,
+            dry_run,
+            strict_validation(request.query),
+            field_manager(request, "PatchOptions"),
         )
         return json_response(entry_bytes(entry, info))
 
@@ -205,21 +226,19 @@ class ResourceHandler:
         q = request.query
         opts = DeleteOptions(dry_run=is_dry_run(q))
         opts.propagation = q.get("propagationPolicy", "")
-        if q.get("gracePeriodSeconds"):
-            try:
-                opts.grace_period = int(q["gracePeriodSeconds"])
-            except ValueError:
-                raise errors.bad_request("invalid gracePeriodSeconds") from None
+        grace = query_int64(q, "gracePeriodSeconds")
+        if grace is not None:
+            opts.grace_period = grace
         if query_bool(q.get("orphanDependents")):
             opts.propagation = "Orphan"
         elif q.get("orphanDependents") == "false":
             opts.cascade_requested = True
         if request.can_read_body:
-            raw = await request.read()
+            raw = await limits.read_limited(request)
             if raw.strip():
                 try:
                     body = msgspec.json.decode(raw)
-                except msgspec.DecodeError as err:
+                except (msgspec.DecodeError, RecursionError) as err:
                     raise errors.bad_request(f"invalid DeleteOptions: {err}") from None
                 if isinstance(body, dict):
                     opts.propagation = body.get("propagationPolicy") or opts.propagation
@@ -252,12 +271,9 @@ class ResourceHandler:
     def _list(self, request: web.Request, info: ResourceInfo, ns: str) -> web.Response:
         q = request.query
         labels, fields = selectors(info, q)
-        try:
-            limit = int(q.get("limit", "0") or 0)
-        except ValueError:
-            raise errors.bad_request(f"invalid limit: {q.get('limit')!r}") from None
+        query_int64(q, "timeoutSeconds")  # a ListOptions field: decoded, unused by a list
         # A limit of zero or less means no limit, as in the etcd store.
-        limit = max(limit, 0)
+        limit = max(query_int64(q, "limit") or 0, 0)
         rv_param = q.get("resourceVersion", "")
         match = q.get("resourceVersionMatch", "")
         problems = list_option_errors(
@@ -333,7 +349,13 @@ class ResourceHandler:
                 return json_response(entry_bytes(self.registry.get(info, ns, name), info))
             if method == "PUT":
                 entry = await self.registry.update(
-                    info, ns, name, await read_body(request), "status", is_dry_run(request.query)
+                    info,
+                    ns,
+                    name,
+                    await read_body(request, media_types(info)),
+                    "status",
+                    is_dry_run(request.query),
+                    manager=field_manager(request, "UpdateOptions"),
                 )
                 return json_response(entry_bytes(entry, info))
             if method == "PATCH":
@@ -463,6 +485,27 @@ class ResourceHandler:
             ),
             201,
         )
+
+
+def field_manager(request: web.Request, options_kind: str) -> str:
+    """The manager of a non-apply write (`fieldManager`, else the user agent's product), after
+    ValidateFieldManager's checks of the parameter (a 422 about the verb's options kind)."""
+    given = request.query.get("fieldManager", "")
+    problems = []
+    if len(given.encode()) > managedfields.MAX_MANAGER_LENGTH:
+        problems.append(field.too_long("fieldManager", managedfields.MAX_MANAGER_LENGTH))
+    elif not given.isprintable():
+        problems.append(
+            field.invalid("fieldManager", given, "must only contain printable characters")
+        )
+    if problems:
+        raise errors.invalid("meta.k8s.io", options_kind, "", problems)
+    return managedfields.manager_or_user_agent(given, request.headers.get("User-Agent", ""))
+
+
+def media_types(info: ResourceInfo) -> tuple[str, ...]:
+    """What a create or update of this resource decodes: custom resources have no protobuf."""
+    return limits.CUSTOM_MEDIA_TYPES if info.custom is not None else limits.BUILTIN_MEDIA_TYPES
 
 
 def _success(info: ResourceInfo, entry: Entry) -> dict[str, Any]:

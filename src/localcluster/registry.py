@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from ..apis import field
 from ..apis.field import FieldError
 from ..apis.meta.labelselector import EVERYTHING
-from . import deletion, errors, meta
-from .apply import PATCH_RETRIES, apply_request
+from . import deletion, errors, managedfields, meta
+from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
@@ -289,9 +289,18 @@ class Registry:
         sub: str = "",
         system: bool = False,
         strict: bool = False,
+        manager: str | None = None,
     ) -> Entry:
+        """Create; `manager` (None for the server's own writes and applies) records its fields
+        in managedFields as an Update."""
         obj = self.coerce(info, body, ns)
         md = obj["metadata"]
+        if manager is not None:
+            empty = managedfields.empty_object(
+                info.custom is None, "spec" in (info.top_fields or ()), info.has_status
+            )
+            ignored = ("status",) if info.has_status else ()
+            self._record(info, manager, sub, empty, obj, ignored)
         if not system:
             await self.faults.before_write(
                 info.group, info.resource, md.get("name") or md.get("generateName", "")
@@ -332,6 +341,7 @@ class Registry:
         sub: str = "",
         dry_run: bool = False,
         strict: bool = False,
+        manager: str | None = None,
     ) -> Entry:
         await self.faults.before_write(info.group, info.resource, name)
         obj = self.coerce(info, body, ns)
@@ -343,12 +353,14 @@ class Registry:
                 else "name is required"
             )
         if obj["metadata"].get("resourceVersion"):
-            return await self.update_checked(info, ns, name, obj, sub, dry_run, strict=strict)
+            return await self.update_checked(
+                info, ns, name, obj, sub, dry_run, strict=strict, manager=manager
+            )
         # An unconditional update is retried against the latest object, like a patch.
         for attempt in range(PATCH_RETRIES):
             try:
                 return await self.update_checked(
-                    info, ns, name, copy.deepcopy(obj), sub, dry_run, strict=strict
+                    info, ns, name, copy.deepcopy(obj), sub, dry_run, strict=strict, manager=manager
                 )
             except errors.StatusError as err:
                 if err.reason != "Conflict" or attempt == PATCH_RETRIES - 1:
@@ -365,6 +377,7 @@ class Registry:
         dry_run: bool,
         op: str = "UPDATE",
         strict: bool = False,
+        manager: str | None = None,
     ) -> Entry:
         current = self.get(info, ns, name)
         old = current.obj
@@ -397,6 +410,10 @@ class Registry:
                 name,
                 f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old['metadata'].get('uid')}",
             )
+        if manager is not None:
+            obj = self._merge_subresource(info, sub, obj, old)
+            served = info.from_storage(copy.deepcopy(old)) if info.from_storage else old
+            self._record(info, manager, sub, served, obj, (), old["metadata"])
         if self.admission is not None:
             obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
         obj = self._merge_subresource(info, sub, obj, old)
@@ -449,6 +466,37 @@ class Registry:
             return self.remove(info, entry)
         return self.commit(info, current, obj)
 
+    def _record(
+        self,
+        info: ResourceInfo,
+        manager: str,
+        sub: str,
+        before: Obj,
+        obj: Obj,
+        ignored: tuple[str, ...],
+        old_md: Obj | None = None,
+    ) -> None:
+        """Record `manager`'s Update of `before` into `obj` in obj's managedFields: those the
+        request sent, unless it sent none or writes a subresource, then the stored ones (as
+        FieldManager.Update keeps them from clients that do not know managedFields)."""
+        md = obj["metadata"]
+        base = md.get("managedFields")
+        if not base or sub:
+            base = (old_md or {}).get("managedFields") or []
+        if not isinstance(base, list) or not all(isinstance(m, dict) for m in base):
+            return  # malformed: refused by validation, as the real decoder refuses it
+        meta_keys = info.patch_meta
+        if meta_keys is None:
+            meta_keys = patch_meta_from_schema(info.custom.schema if info.custom else None)
+        change = managedfields.compare(before, obj, meta_keys, ignored)
+        managed = managedfields.record_update(
+            base, change, manager, info.api_version, sub, meta.now_rfc3339()
+        )
+        if managed:
+            md["managedFields"] = managed
+        else:
+            md.pop("managedFields", None)
+
     def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:
         if not info.has_status:
             return obj
@@ -481,6 +529,7 @@ class Registry:
         sub: str = "",
         dry_run: bool = False,
         strict: bool = False,
+        manager: str | None = None,
     ) -> Entry:
         await self.faults.before_write(info.group, info.resource, name)
         # Without a resourceVersion precondition a patch is re-applied to the latest object when a
@@ -491,7 +540,7 @@ class Registry:
             obj = self._patched(info, ns, name, current, patch_type, patch)
             try:
                 return await self.update_checked(
-                    info, ns, name, obj, sub, dry_run, "UPDATE", strict
+                    info, ns, name, obj, sub, dry_run, "UPDATE", strict, manager
                 )
             except errors.StatusError as err:
                 if err.reason != "Conflict" or precondition or attempt == PATCH_RETRIES - 1:

@@ -5,13 +5,14 @@ Status errors as kube-apiserver does.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 import yaml
 from aiohttp import web
 
-from . import errors
+from . import errors, limits
 from .protobuf import ProtobufError, decode_object
 from .resources import ResourceInfo
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
@@ -55,6 +56,23 @@ def query_bool(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1")
 
 
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+def query_int64(query: Any, name: str) -> int | None:
+    """An int64 query parameter as apimachinery's parameter codec converts it (strconv.ParseInt):
+    absent or empty is None, anything else that is not a base-10 int64 is a 400 in Go's words."""
+    value = query.get(name, "")
+    if not value:
+        return None
+    if not _INT64.fullmatch(value):
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax')
+    number = int(value)
+    if not -(1 << 63) <= number < 1 << 63:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": value out of range')
+    return number
+
+
 def is_dry_run(query: Any) -> bool:
     values = query.getall("dryRun", [])
     for v in values:
@@ -89,19 +107,28 @@ def wants_table(request: web.Request) -> bool:
     return "as=Table" in accept
 
 
-async def read_body(request: web.Request) -> Any:
-    raw = await request.read()
+async def read_body(
+    request: web.Request, accepted: tuple[str, ...] | None = limits.BUILTIN_MEDIA_TYPES
+) -> Any:
+    """The decoded body of a create, update or patch. `accepted` lists the media types the endpoint
+    decodes (None: the caller has checked the content type, as for patches)."""
+    raw = await limits.read_limited(request)
     if not raw:
         raise errors.bad_request("the request body is empty")
-    ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip()
-    if ctype == "application/vnd.kubernetes.protobuf":
+    ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower() or JSON
+    if accepted is not None and ctype not in accepted:
+        raise limits.unsupported_media_type(accepted)
+    if ctype == limits.PROTOBUF:
         try:
             return decode_object(raw)
         except ProtobufError as err:
             raise errors.StatusError(415, "UnsupportedMediaType", str(err)) from None
+    is_yaml = ctype.endswith("yaml")
     try:
-        if ctype.endswith("yaml"):
-            return yaml.safe_load(raw)
-        return _decode(raw)
+        body = yaml.safe_load(raw) if is_yaml else _decode(raw)
     except (msgspec.DecodeError, yaml.YAMLError) as err:
         raise errors.bad_request(f"the body of the request could not be decoded: {err}") from None
+    except RecursionError:
+        raise limits.nesting_error() from None
+    limits.check_depth(raw, body, not is_yaml)
+    return body

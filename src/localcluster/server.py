@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from . import discovery, errors, openapi
+from . import discovery, errors, limits, openapi
 from .admission import WebhookAdmission
 from .aggregation import Aggregator
 from .controllers import EventReaper, GarbageCollector, NamespaceController
@@ -169,10 +169,16 @@ class LocalAPIServer:
             info = self.registry.lookup("", "v1", "namespaces")
             assert info is not None
             await self.registry.create(info, "", {"metadata": {"name": ns}})
-        app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
+        app = web.Application(
+            middlewares=[self._middleware], client_max_size=limits.MAX_REQUEST_BODY_BYTES
+        )
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=1.0
+            app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=1.0,
+            **limits.server_kwargs(),
         )
         await self._runner.setup()
         site = web.TCPSite(
