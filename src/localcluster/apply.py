@@ -255,7 +255,7 @@ def server_side_apply(
         for path in sorted(dropped, key=len, reverse=True):
             remove_path(out, path)
         _prune_empty(out.get("metadata"))
-    out = apply_strategic_merge_patch(out, body, meta)
+    out = apply_strategic_merge_patch(out, body, meta, patch_order=False)
     if not isinstance(out, dict):  # a top-level `$patch: delete` leaves no object
         raise PatchError("an apply configuration must describe an object, not delete it")
     entry = {

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from ..apis import field
 from ..apis.field import FieldError
 from ..apis.meta.labelselector import EVERYTHING
-from . import deletion, errors, managedfields, meta
+from . import deletion, errors, managedfields, meta, quantities
 from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .decoding import cannot_handle, drop_unknown_fields, guarded
@@ -235,7 +235,7 @@ class Registry:
             raise errors.bad_request("metadata must be an object")
         shape = shape_error(obj, info.top_fields is not None)
         if not shape and info.top_fields is not None:
-            shape = base64_error(info.kind, obj)
+            shape = base64_error(info.kind, obj) or quantities.canonicalize(info.kind, obj)
         if shape:
             raise cannot_handle(info, shape)
         kind = obj.get("kind")
@@ -553,6 +553,9 @@ class Registry:
         base = copy.deepcopy(current.obj)
         if info.from_storage is not None:
             base = info.from_storage(base)
+        if patch_type == "json":
+            patch = [] if patch is None else patch  # `null` decodes to the empty patch
+            check_json_patch(patch)
         try:
             if patch_type == "json":
                 patched = apply_json_patch(base, patch)
@@ -565,6 +568,8 @@ class Registry:
             else:
                 raise errors.unsupported_media_type(patch_type)
         except PatchError as err:
+            if patch_type == "json":
+                raise json_patch_failed() from None
             raise errors.StatusError(422, "Invalid", str(err)) from None
         if not isinstance(patched, dict):
             raise errors.bad_request("the patched object is not a JSON object")
@@ -655,6 +660,35 @@ _CONTINUE_EXPIRED = (
     "inconsistent list - objects that were created, modified, or deleted between the time the first "
     "chunk was returned and now may show up in the list."
 )
+
+
+_JSON_TYPES = {dict: "object", str: "string", int: "number", float: "number", bool: "bool"}
+# The apiserver's limit on the operations of one JSON patch (maxJSONPatchOperations).
+MAX_JSON_PATCH_OPERATIONS = 10000
+
+
+def check_json_patch(patch: Any) -> None:
+    """What jsonpatch.DecodePatch refuses (400), and the operation limit (413)."""
+    if not isinstance(patch, list):
+        kind = _JSON_TYPES.get(type(patch), "value")
+        raise errors.bad_request(
+            f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch"
+        )
+    if len(patch) > MAX_JSON_PATCH_OPERATIONS:
+        raise errors.StatusError(
+            413,
+            "RequestEntityTooLarge",
+            "Request entity too large: The allowed maximum operations in a JSON patch is "
+            f"{MAX_JSON_PATCH_OPERATIONS}, got {len(patch)}",
+        )
+
+
+def json_patch_failed() -> errors.StatusError:
+    """A JSON patch that does not apply (a failed `test`, a missing path): the apiserver wraps the
+    library's error in NewGenericServerResponse(422), which keeps none of its text."""
+    return errors.StatusError(
+        422, "Invalid", "the server rejected our request due to an error in our request", {}
+    )
 
 
 def _patch_sets_resource_version(patch_type: str, patch: Any) -> bool:

@@ -327,7 +327,11 @@ class LocalAPIServer:
         if "protobuf" in request.headers.get("Accept", ""):
             # openapi_v2.Document{swagger: "2.0"}: field 1, length 3.
             return web.Response(body=b"\n\x032.0", content_type=openapi.V2_PROTOBUF)
-        doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.1"}, "paths": {}}
+        doc = {
+            "swagger": "2.0",
+            "info": {"title": "Kubernetes", "version": discovery.KUBERNETES_VERSION},
+            "paths": {},
+        }
         return json_response(_encode(doc))
 
     def _not_found(self) -> web.Response:

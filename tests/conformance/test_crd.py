@@ -274,19 +274,21 @@ def test_crd_deletion_waits_for_custom_resource_finalizers(
         ).status
         == 201
     )
-    cluster.api.delete(crd_path)
-    held = wait_for(
-        lambda: (
-            (r := cluster.api.get(crd.path(namespace, "held"))).status == 200
-            and r.body["metadata"].get("deletionTimestamp")
-            and r
-        ),
-        timeout=60,
-        what="custom resource marked for deletion",
-    )
-    assert held.body["metadata"]["finalizers"] == ["example.com/hold"]
-    assert cluster.api.get(crd_path).body["metadata"]["deletionTimestamp"]
-    cluster.api.patch(crd.path(namespace, "held"), {"metadata": {"finalizers": None}})
+    try:
+        cluster.api.delete(crd_path)
+        held = wait_for(
+            lambda: (
+                (r := cluster.api.get(crd.path(namespace, "held"))).status == 200
+                and r.body["metadata"].get("deletionTimestamp")
+                and r
+            ),
+            timeout=60,
+            what="custom resource marked for deletion",
+        )
+        assert held.body["metadata"]["finalizers"] == ["example.com/hold"]
+        assert cluster.api.get(crd_path).body["metadata"]["deletionTimestamp"]
+    finally:
+        cluster.api.patch(crd.path(namespace, "held"), {"metadata": {"finalizers": None}})
     wait_for(lambda: cluster.api.get(crd_path).status == 404, timeout=60, what="CRD gone")
 
 
