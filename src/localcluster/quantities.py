@@ -8,7 +8,7 @@ The parser is `agones.apis.meta.quantity`, the one every reader of quantities us
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..apis.meta.quantity import Quantity, QuantityError
@@ -77,7 +77,7 @@ def canonicalize(kind: str, obj: Obj) -> str:
     return ""
 
 
-def allocatable_pods(node: Obj, default: int = 110) -> int:
+def allocatable_pods(node: Mapping[str, Any], default: int = 110) -> int:
     """How many pods a node takes (`status.allocatable.pods`, a quantity)."""
     raw = ((node.get("status") or {}).get("allocatable") or {}).get("pods")
     if raw is None or raw == "":
