@@ -25,6 +25,7 @@ from .requests import (
     entry_bytes,
     is_dry_run,
     json_response,
+    list_item_bytes,
     query_bool,
     query_int64,
     read_body,
@@ -182,7 +183,7 @@ class ResourceHandler:
                 return json_response(entry_bytes(entry, info), 202 if accepted else 200)
             labels, fields = selectors(info, q)
             entries = await self.registry.delete_collection(info, ns, labels, fields, opts)
-            return self._list_body(info, [e.obj for e in entries], self.registry.store.rv)
+            return self._list_body(info, entries, self.registry.store.rv)
         raise errors.method_not_supported(info.group, info.resource, method.lower())
 
     async def _patch(
@@ -310,23 +311,22 @@ class ResourceHandler:
             (
                 head[:-1],
                 b',"items":[',
-                b",".join(entry_bytes(e, info) for e in result.entries),
+                b",".join(list_item_bytes(e, info) for e in result.entries),
                 b"]}",
             )
         )
         return json_response(body)
 
-    def _list_body(self, info: ResourceInfo, objs: list[dict[str, Any]], rv: int) -> web.Response:
-        return json_response(
-            _encode(
-                {
-                    "kind": f"{info.kind}List",
-                    "apiVersion": info.api_version,
-                    "metadata": {"resourceVersion": str(rv)},
-                    "items": objs,
-                }
-            )
+    def _list_body(self, info: ResourceInfo, entries: list[Entry], rv: int) -> web.Response:
+        head = _encode(
+            {
+                "kind": f"{info.kind}List",
+                "apiVersion": info.api_version,
+                "metadata": {"resourceVersion": str(rv)},
+            }
         )
+        items = b",".join(list_item_bytes(e, info) for e in entries)
+        return json_response(b"".join((head[:-1], b',"items":[', items, b"]}")))
 
     def _table(
         self, info: ResourceInfo, objs: list[dict[str, Any]], list_meta: dict[str, Any], q: Any

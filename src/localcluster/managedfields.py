@@ -88,6 +88,8 @@ def _node(c: Comparison, lhs: Any, rhs: Any, path: Path) -> None:
 
 
 def _walk(lhs: Any, rhs: Any, meta: PatchMeta, names: Path, path: Path, c: Comparison) -> None:
+    if lhs is not _MISSING and rhs is not _MISSING and type(lhs) is type(rhs) and lhs == rhs:
+        return  # equal subtrees (compared in C) hold no changes
     left_map = isinstance(lhs, dict) or lhs is _MISSING
     right_map = isinstance(rhs, dict) or rhs is _MISSING
     if left_map and right_map and (lhs or rhs):
@@ -127,6 +129,49 @@ def _walk(lhs: Any, rhs: Any, meta: PatchMeta, names: Path, path: Path, c: Compa
         c.removed.add(path)
     elif lhs != rhs:
         c.modified.add(path)
+
+
+def created_fields(empty: Obj, new: Obj, meta: PatchMeta, ignored: tuple[str, ...]) -> Obj:
+    """The FieldsV1 a create records (what `compare(empty, new)` then `encode_fields_v1` give),
+    built in one pass over the new object: the common write needs no path sets."""
+    out: Obj = {}
+    md = new.get("metadata")
+    if isinstance(md, dict):
+        meta_fields = {
+            f"f:{k}": _added_tree(v, meta, ("metadata", k))
+            for k, v in md.items()
+            if k not in _STRIPPED_META
+        }
+        if meta_fields:
+            out["f:metadata"] = dict(sorted(meta_fields.items()))
+    for k, v in new.items():
+        if k in ("apiVersion", "kind", "metadata") or k in ignored or empty.get(k, _MISSING) == v:
+            continue
+        tree = _added_tree(v, meta, (k,))
+        if k in empty and isinstance(v, dict):
+            tree.pop(".", None)  # present, as an empty struct, in the object compared with
+        out[f"f:{k}"] = tree
+    return dict(sorted(out.items()))
+
+
+def _added_tree(value: Any, meta: PatchMeta, names: Path) -> Obj:
+    if isinstance(value, dict) and value:
+        children = {f"f:{k}": _added_tree(v, meta, (*names, k)) for k, v in value.items()}
+        return {".": {}, **dict(sorted(children.items()))}
+    key = meta.get(names)
+    if isinstance(value, list) and key is not None:
+        items: Obj = {}
+        for item in value:
+            token = _item_token(item, key)
+            if token is None or token in items:
+                continue
+            if key == PRIMITIVE_MERGE:
+                items[token] = {}
+            else:
+                children = {f"f:{k}": _added_tree(v, meta, (*names, k)) for k, v in item.items()}
+                items[token] = {".": {}, **dict(sorted(children.items()))}
+        return {".": {}, **dict(sorted(items.items()))} if items else {}
+    return {}
 
 
 def compare(old: Obj, new: Obj, meta: PatchMeta, ignored: tuple[str, ...] = ()) -> Comparison:
@@ -197,6 +242,16 @@ def _ordered(node: Obj, paths: set[Path], prefix: Path) -> Obj:
     return out
 
 
+def _owns(fields: Any, path: Path) -> bool:
+    """Whether the FieldsV1 tree has `path` as a member (a leaf, or a node with `.`)."""
+    node = fields
+    for token in path:
+        node = node.get(token) if isinstance(node, dict) else None
+        if node is None:
+            return False
+    return isinstance(node, dict) and (not node or "." in node)
+
+
 def _identity(entry: Obj) -> tuple[str, str, str]:
     return (
         str(entry.get("manager", "")),
@@ -227,31 +282,55 @@ def record_update(
 ) -> list[Obj]:
     """The managedFields after `manager` wrote `change` with an Update operation."""
     taken = change.added | change.modified
+    touched = taken | change.removed
     me = (manager, "Update", subresource)
     out: list[Obj] = []
     mine: set[Path] = set()
+    mine_fields: Obj | None = None
     previous: Obj | None = None
-    for entry in managed:
-        owned = parse_fields_v1(entry.get("fieldsV1") or {})
-        kept = owned - change.removed - taken
-        if _identity(entry) == me:
-            mine, previous = kept, entry
+    for item in managed:
+        fields = item.get("fieldsV1") or {}
+        # Membership is looked up in the FieldsV1 tree; a set is decoded only when it changes.
+        owned = {p for p in touched if _owns(fields, p)}
+        if _identity(item) == me:
+            previous = item
+            if taken <= owned and not owned & change.removed:
+                mine_fields = fields  # the write changed only what this manager owns
+            else:
+                mine = parse_fields_v1(fields) - change.removed
             continue
-        if kept == owned:
-            out.append(entry)
-        elif kept:
-            out.append({**entry, "fieldsV1": encode_fields_v1(kept)})
-    mine |= taken
-    if mine:
-        entry = {
-            "manager": manager,
-            "operation": "Update",
-            "apiVersion": api_version if taken or previous is None else previous["apiVersion"],
-            "time": now if taken or previous is None else previous.get("time"),
-            "fieldsType": "FieldsV1",
-            "fieldsV1": encode_fields_v1(mine),
-        }
-        if subresource:
-            entry["subresource"] = subresource
-        out.append(entry)
+        if not owned:
+            out.append(item)
+            continue
+        kept = parse_fields_v1(fields) - owned
+        if kept:
+            out.append({**item, "fieldsV1": encode_fields_v1(kept)})
+    if mine_fields is None:
+        mine |= taken
+    if mine or mine_fields:
+        fresh = taken or previous is None
+        out.append(
+            entry(
+                manager,
+                api_version if fresh or previous is None else previous["apiVersion"],
+                subresource,
+                now if fresh or previous is None else previous.get("time", ""),
+                mine_fields if mine_fields is not None else encode_fields_v1(mine),
+            )
+        )
     return sorted(out, key=_sort_key)
+
+
+def entry(manager: str, api_version: str, subresource: str, time: str, fields: Obj) -> Obj:
+    """A managedFields entry of operation Update."""
+    out: Obj = {
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": api_version,
+        "time": time,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+    if subresource:
+        out["subresource"] = subresource
+    return out

@@ -488,10 +488,13 @@ class Registry:
         meta_keys = info.patch_meta
         if meta_keys is None:
             meta_keys = patch_meta_from_schema(info.custom.schema if info.custom else None)
-        change = managedfields.compare(before, obj, meta_keys, ignored)
-        managed = managedfields.record_update(
-            base, change, manager, info.api_version, sub, meta.now_rfc3339()
-        )
+        now = meta.now_rfc3339()
+        if not base and old_md is None:
+            fields = managedfields.created_fields(before, obj, meta_keys, ignored)
+            managed = [managedfields.entry(manager, info.api_version, sub, now, fields)]
+        else:
+            change = managedfields.compare(before, obj, meta_keys, ignored)
+            managed = managedfields.record_update(base, change, manager, info.api_version, sub, now)
         if managed:
             md["managedFields"] = managed
         else:

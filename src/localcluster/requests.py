@@ -52,6 +52,15 @@ def entry_bytes(entry: Entry, info: ResourceInfo | None = None) -> bytes:
     return entry.raw if entry.raw else _encode(entry.obj)
 
 
+def list_item_bytes(entry: Entry, info: ResourceInfo) -> bytes:
+    """An object as an item of a list: a built-in kind's items carry no apiVersion or kind (Go's
+    typed list items have no TypeMeta set); a custom resource's keep theirs."""
+    if info.custom is not None:
+        return entry_bytes(entry, info)
+    obj = info.from_storage(entry.obj) if info.from_storage is not None else entry.obj
+    return _encode({k: v for k, v in obj.items() if k != "apiVersion" and k != "kind"})
+
+
 def query_bool(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1")
 
