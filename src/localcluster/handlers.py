@@ -441,6 +441,7 @@ class ResourceHandler:
         if not node:
             raise errors.invalid("", "Binding", name, [field.required("target.name", "")])
         entry = self.registry.get(info, ns, name)
+        self.registry.check_namespace(info, ns, name)  # a binding is a create (pods/binding)
         current = entry.obj
         if (current.get("spec") or {}).get("nodeName"):
             raise errors.conflict(

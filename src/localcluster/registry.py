@@ -19,13 +19,14 @@ from typing import Any, Protocol
 from ..apis import field
 from ..apis.field import FieldError
 from ..apis.meta.labelselector import EVERYTHING
-from . import deletion, errors, managedfields, meta, quantities
+from . import deletion, errors, managedfields, meta, podadmission, quantities
 from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
 from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
+from .podadmission import validate_container_state_transitions
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
 from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
@@ -186,7 +187,8 @@ class Registry:
             listener(info, entry.obj, None)
         return gone
 
-    def _check_namespace(self, info: ResourceInfo, ns: str, name: str) -> None:
+    def check_namespace(self, info: ResourceInfo, ns: str, name: str) -> None:
+        """NamespaceLifecycle admission of a create: the namespace exists and is not terminating."""
         if not info.namespaced:
             return
         entry = self.store.get("/namespaces", "", ns)
@@ -309,7 +311,9 @@ class Registry:
         if rv.isascii() and rv.isdigit() and int(rv) != 0:
             # etcd3's store refuses only a version that parses and is not 0 (a 500, as there)
             raise errors.internal("resourceVersion should not be set on objects to be created")
-        self._check_namespace(info, ns, md.get("name", ""))
+        self.check_namespace(info, ns, md.get("name", ""))
+        if (info.group, info.kind, sub) == ("", "Pod", "") and not system:
+            await podadmission.admit_service_account(self.store, ns, obj)
         if self.admission is not None:
             obj = await self._mutate("CREATE", info, ns, sub, obj, None, dry_run)
             md = obj["metadata"]
@@ -433,8 +437,9 @@ class Registry:
                         )
                     ],
                 )
-        if info.kind == "Pod" and not info.group and not sub:
-            errs = guarded(info, lambda o: validate_pod_update(o, old), obj)
+        if info.kind == "Pod" and not info.group:
+            check = validate_pod_update if not sub else validate_container_state_transitions
+            errs = guarded(info, lambda o: check(o, old), obj)
             if errs:
                 raise errors.invalid("", "Pod", name, errs)
         if info.kind == "Secret" and not info.group:
