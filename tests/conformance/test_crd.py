@@ -149,8 +149,9 @@ def test_several_errors_are_aggregated(cluster: Cluster, namespace: str, widgets
         widgets.path(namespace), widgets.obj("multi", {"replicas": -1, "color": "pink"})
     )
     assert resp.status == 422
-    assert len(resp.body["details"]["causes"]) == 2
-    assert resp.body["message"].count("spec.") >= 2
+    # The schema's two causes and the scale subresource's check of .spec.replicas.
+    assert len(resp.body["details"]["causes"]) == 3
+    assert resp.body["message"].count("spec.") >= 3
     assert ": [" in resp.body["message"]
 
 
@@ -330,7 +331,18 @@ def test_non_structural_schema_is_rejected(cluster: Cluster) -> None:
     resp = cluster.api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", manifest)
     assert resp.status == 422, resp
     fields = [c["field"] for c in resp.body["details"]["causes"]]
-    assert (
-        "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[untyped].type"
-        in fields
-    )
+    # With one version (or all versions sharing their schema) the internal CRD holds the schema
+    # at spec.validation, and v1.28 reports it there.
+    assert "spec.validation.openAPIV3Schema.properties[spec].properties[untyped].type" in fields
+
+
+def test_scale_subresource_checks_spec_replicas(
+    cluster: Cluster, namespace: str, widgets: CRD
+) -> None:
+    # Beside the schema's minimum, the scale subresource's own check (ValidateScaleSpec) reports
+    # the specReplicasPath as written, leading dot included.
+    resp = cluster.api.post(widgets.path(namespace), widgets.obj("minus", {"replicas": -1}))
+    assert resp.status == 422, resp
+    causes = [(c["field"], c["message"]) for c in resp.body["details"]["causes"]]
+    assert (".spec.replicas", "Invalid value: -1: should be a non-negative integer") in causes
+    assert any(f == "spec.replicas" for f, _ in causes), causes
