@@ -56,7 +56,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err]]]
             (
                 "spec.ports[0].portPolicy",
                 "FieldValueNotSupported",
-                'Unsupported value: "Random": supported values: "Static", "Dynamic", "Passthrough", "None"',
+                'Unsupported value: "Random": supported values: "Dynamic", "Static", "Passthrough", "None"',
             )
         ],
     ),
