@@ -19,7 +19,7 @@ from . import errors, limits, managedfields
 from .deletion import DeleteOptions
 from .meta import now_rfc3339
 from .printers import columns_for_resource
-from .registry import Registry
+from .registry import Registry, decode_continue
 from .requests import (
     encode,
     entry_bytes,
@@ -181,6 +181,8 @@ class ResourceHandler:
                     return json_response(_encode(_success(info, entry)))
                 accepted = not gone and opts.cascade_requested
                 return json_response(entry_bytes(entry, info), 202 if accepted else 200)
+            if "deletecollection" not in info.verbs:
+                raise errors.method_not_supported(info.group, info.resource, "deletecollection")
             labels, fields = selectors(info, q)
             entries = await self.registry.delete_collection(info, ns, labels, fields, opts)
             return self._list_body(info, entries, self.registry.store.rv)
@@ -283,7 +285,14 @@ class ResourceHandler:
         if problems:
             raise errors.invalid("meta.k8s.io", "ListOptions", "", problems)
         exact: int | None = None
-        if rv_param:
+        if q.get("continue", ""):
+            # The etcd store reads the token first, and a continue carries its own version.
+            decode_continue(q["continue"])
+            if rv_param not in ("", "0"):
+                raise errors.bad_request(
+                    "specifying resource version is not allowed when using continue"
+                )
+        elif rv_param:
             try:
                 rv = int(rv_param)
             except ValueError:

@@ -127,14 +127,7 @@ class Registry:
         rv = self.store.rv
         snapshot: list[Entry] | None = None
         if continue_token:
-            try:
-                token = json.loads(base64.b64decode(continue_token))
-                start = (token["start"][0], token["start"][1])
-                rv = int(token["rv"])
-            except (ValueError, KeyError, TypeError, IndexError):
-                raise errors.bad_request(
-                    "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
-                ) from None
+            start, rv = decode_continue(continue_token)
             try:
                 snapshot = self.store.list_at(info.key, ns, rv, start)
             except errors.StatusError:
@@ -659,6 +652,18 @@ class Registry:
         return self.remove(info, entry)
 
 
+def decode_continue(token: str) -> tuple[tuple[str, str], int]:
+    """The start key and resourceVersion of a continue token; a 400 when it is not one."""
+    try:
+        decoded = json.loads(base64.b64decode(token))
+        start = (str(decoded["start"][0]), str(decoded["start"][1]))
+        return start, int(decoded["rv"])
+    except (ValueError, KeyError, TypeError, IndexError):
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from None
+
+
 # The etcd store's message when an exact list's revision has been compacted.
 _EXACT_EXPIRED = "The resourceVersion for the provided list is too old."
 _CONTINUE_EXPIRED = (
@@ -704,7 +709,8 @@ def _patch_sets_resource_version(patch_type: str, patch: Any) -> bool:
         return isinstance(patch, list) and any(
             isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch
         )
-    return isinstance(patch, dict) and bool((patch.get("metadata") or {}).get("resourceVersion"))
+    md = patch.get("metadata") if isinstance(patch, dict) else None
+    return isinstance(md, dict) and bool(md.get("resourceVersion"))
 
 
 def _spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:

@@ -276,6 +276,8 @@ def _builtin_resources() -> list[ResourceInfo]:
             frozenset({"status", "finalize"}),
             {**COMMON_FIELDS, "status.phase": _path("status", "phase")},
             _meta({("spec", "finalizers"): PRIMITIVE_MERGE}),
+            # The namespace registry has no DeleteCollection (kubectl deletes them one by one).
+            verbs=tuple(v for v in ALL_VERBS if v != "deletecollection"),
             return_deleted=True,
         ),
         ResourceInfo(

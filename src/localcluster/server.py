@@ -172,7 +172,7 @@ class LocalAPIServer:
         app = web.Application(
             middlewares=[self._middleware], client_max_size=limits.MAX_REQUEST_BODY_BYTES
         )
-        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        app.router.add_route("*", r"/{tail:[\s\S]*}", self._dispatch)  # any character
         self._runner = web.AppRunner(
             app,
             access_log=None,
