@@ -317,7 +317,9 @@ def test_no_request_gets_a_5xx_or_breaks_a_stored_object(world: World) -> None:
             assert decoded.get("kind") == "Status", (method, path, raw)
         if status >= 300:
             after = [world.entry(s) for s in world.seeds]
-            changed = [s.resource for s, a, b in zip(world.seeds, after, before) if a is not b]
+            changed = [
+                s.resource for s, a, b in zip(world.seeds, after, before, strict=True) if a is not b
+            ]
             assert not changed, (method, path, ctype, body, status, raw, changed)
         else:
             world.reseed()
