@@ -64,6 +64,8 @@ async def read_limited(request: web.Request) -> bytes:
 def too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether `obj` nests maps and lists more than `limit` levels deep (iteratively: the check must
     not itself overflow the stack it protects)."""
+    if not isinstance(obj, (dict, list)):
+        return False
     stack: list[tuple[Any, int]] = [(obj, 1)]
     while stack:
         node, depth = stack.pop()
