@@ -5,7 +5,9 @@ clients, watch events per second delivered to 10 watchers, and the time to list 
     python bench/bench_apiserver.py --kubeconfig PATH    # any cluster (kind, a real one)
 
 The workload runs in its own namespace with a uniquely named CRD, removed afterwards. The client is
-aiohttp speaking plain JSON, so client-side decoding cost stays small next to the server's.
+aiohttp speaking plain JSON, encoded and decoded with msgspec so that client-side cost stays small
+next to the server's (objects carry managedFields, as on a real server: many small maps that
+`json.loads` is slow to build).
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import msgspec
 
 from agones.client.config import load_kube_config
 
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.decode
 PAYLOAD = "x" * 1800  # plus metadata and the rest of the spec: ~2 KB per object
 
 
@@ -52,12 +57,12 @@ class Client:
     async def call(
         self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201)
     ) -> Any:
-        data = None if body is None else json.dumps(body)
+        data = None if body is None else _encode(body)
         async with self.session.request(method, self.server + path, data=data) as resp:
             raw = await resp.read()
             if resp.status not in ok:
                 raise RuntimeError(f"{method} {path}: {resp.status} {raw[:300]!r}")
-            return json.loads(raw) if raw else None
+            return _decode(raw) if raw else None
 
     async def close(self) -> None:
         await self.session.close()
@@ -213,7 +218,7 @@ async def bench(args: argparse.Namespace, kubeconfig: str) -> dict[str, Any]:
             body = {"spec": {"replicas": current["spec"]["replicas"] + 1 + i}}
             async with client.session.patch(
                 f"{server}{base}/{current['metadata']['name']}",
-                data=json.dumps(body),
+                data=_encode(body),
                 headers={"Content-Type": "application/merge-patch+json"},
             ) as resp:
                 await resp.read()

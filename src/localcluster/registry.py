@@ -25,7 +25,13 @@ from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, valida
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
-from .patch import PatchError, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
+from .patch import (
+    PatchError,
+    PatchMeta,
+    apply_json_patch,
+    apply_merge_patch,
+    apply_strategic_merge_patch,
+)
 from .podadmission import validate_container_state_transitions
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
@@ -64,6 +70,7 @@ class Registry:
         self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
         self.listeners: list[Listener] = []
         self.create_hooks = create_hooks(ClusterIPAllocator())
+        self._custom_merge_keys: dict[int, tuple[Any, PatchMeta]] = {}
         # Checks of a kind's whole object on update (the CRD controller registers its own).
         self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {}
         # Called by CRD-backed resources to default, prune and validate (see crd.py).
@@ -483,9 +490,7 @@ class Registry:
             base = (old_md or {}).get("managedFields") or []
         if not isinstance(base, list) or not all(isinstance(m, dict) for m in base):
             return  # malformed: refused by validation, as the real decoder refuses it
-        meta_keys = info.patch_meta
-        if meta_keys is None:
-            meta_keys = patch_meta_from_schema(info.custom.schema if info.custom else None)
+        meta_keys = self._merge_keys(info)
         now = meta.now_rfc3339()
         if not base and old_md is None:
             fields = managedfields.created_fields(before, obj, meta_keys, ignored)
@@ -497,6 +502,17 @@ class Registry:
             md["managedFields"] = managed
         else:
             md.pop("managedFields", None)
+
+    def _merge_keys(self, info: ResourceInfo) -> PatchMeta:
+        """The list merge keys of a kind (a custom resource's read from its schema, once)."""
+        if info.patch_meta is not None:
+            return info.patch_meta
+        custom = info.custom
+        cached = self._custom_merge_keys.get(id(custom))
+        if cached is None or cached[0] is not custom:
+            cached = (custom, patch_meta_from_schema(custom.schema if custom else None))
+            self._custom_merge_keys[id(custom)] = cached
+        return cached[1]
 
     def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:
         if not info.has_status:
