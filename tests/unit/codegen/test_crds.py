@@ -256,7 +256,7 @@ def test_schema_rejects_what_agones_schema_rejects() -> None:
     assert errors == {
         "spec.ports[0].protocol",
         "spec.lists.players.capacity",
-        "spec.lists.players.values[1]",
+        "spec.lists[players].values[1]",  # the list-type pass names entries by key,
         "spec.template.spec.containers",
     }
 

@@ -153,7 +153,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err]]]
         {"lists": {"l": {"values": ["a", "b", "a"]}}},
         {},
         FeatureGates(),
-        [("spec.lists.l.values[2]", "FieldValueDuplicate", 'Duplicate value: "a"')],
+        [("spec.lists[l].values[2]", "FieldValueDuplicate", 'Duplicate value: "a"')],
     ),
     (
         "counters-too-many",
