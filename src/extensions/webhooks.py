@@ -133,7 +133,14 @@ def _mutate_pod(uid: str, pod: Any) -> dict[str, Any]:
     """Passthrough on GKE Autopilot: containerPort = hostPort for the assigned port indices."""
     if not isinstance(pod, dict):
         return _response(uid)
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    metadata = pod.get("metadata") or {}
+    annotations = metadata.get("annotations") or {} if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict):
+        # Go's decoding of the Pod fails: the handler's error, as for any undecodable object.
+        return _denied(
+            uid,
+            internal_error_status("", "Pod", "", "error unmarshalling Pod json: bad metadata"),
+        )
     assignment = annotations.get(PASSTHROUGH_PORT_ASSIGNMENT_ANNOTATION)
     if assignment is None:
         return _response(uid)

@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from . import errors
+from . import errors, limits
 from .meta import now_rfc3339
 from .registry import Registry
 from .resources import ResourceInfo
@@ -159,7 +159,7 @@ class Aggregator:
         apiservice = self._services().get((group, version))
         if apiservice is None:
             return None
-        body = await request.read()
+        body = await limits.read_limited(request)
         try:
             status, headers, raw = await self._forward(
                 apiservice,

@@ -254,7 +254,7 @@ def server_side_apply(
         for path in sorted(dropped, key=len, reverse=True):
             remove_path(out, path)
         _prune_empty(out.get("metadata"))
-    out = apply_strategic_merge_patch(out, body, meta)
+    out = apply_strategic_merge_patch(out, body, meta, patch_order=False)
     if not isinstance(out, dict):  # a top-level `$patch: delete` leaves no object
         raise PatchError("an apply configuration must describe an object, not delete it")
     entry = {
@@ -292,6 +292,26 @@ def conflict_error(info: ResourceInfo, name: str, err: ApplyConflict) -> errors.
     return errors.StatusError(409, "Conflict", message, details)
 
 
+def check_apply_identity(info: ResourceInfo, config: Obj) -> None:
+    """The 400s structuredMergeManager.Apply gives a configuration for another version, or one
+    carrying managedFields; and one of another kind, which cannot merge with the live object."""
+    version = config.get("apiVersion")
+    if version != info.api_version:
+        shown = version if isinstance(version, str) else ""
+        raise errors.bad_request(
+            "Incorrect version specified in apply patch. "
+            f"Specified patch version: {shown}, expected: {info.api_version}"
+        )
+    if config["metadata"].get("managedFields") is not None:
+        raise errors.bad_request("metadata.managedFields must be nil")
+    kind = config.get("kind")
+    if kind != info.kind:
+        raise errors.bad_request(
+            f"the kind of the apply patch ({kind if isinstance(kind, str) else ''}) does not "
+            f"match the kind of the resource ({info.kind})"
+        )
+
+
 async def apply_request(
     reg: RegistryOps,
     info: ResourceInfo,
@@ -320,6 +340,7 @@ async def apply_request(
     config = copy.deepcopy(config)
     if not isinstance(config.setdefault("metadata", {}), dict):
         raise errors.bad_request("the apply configuration's metadata must be an object")
+    check_apply_identity(info, config)
     shape = shape_error(config, info.top_fields is not None)
     if shape:
         raise cannot_handle(info, shape)

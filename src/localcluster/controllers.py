@@ -2,7 +2,7 @@
 
 - `GarbageCollector`: deletes dependents whose owners are gone (ownerReferences), honours the
   `foregroundDeletion` and `orphan` finalizers that Foreground and Orphan propagation add.
-- `NamespaceController`: creates each namespace's `default` ServiceAccount, and empties a
+- `NamespaceController`: creates (and re-creates) each namespace's `default` ServiceAccount, empties a
   terminating namespace before removing its `kubernetes` finalizer.
 - `EventReaper`: deletes Events an hour after their last write, as the apiserver's event TTL does.
 
@@ -199,6 +199,12 @@ class GarbageCollector(_Controller):
         self.registry.force_update(info, entry, drop)
 
 
+def _is_default_service_account(info: ResourceInfo, obj: Obj) -> bool:
+    return (info.group, info.kind) == ("", "ServiceAccount") and obj["metadata"].get(
+        "name"
+    ) == "default"
+
+
 class NamespaceController(_Controller):
     def __init__(self, registry: Registry) -> None:
         super().__init__("namespace-controller")
@@ -217,6 +223,9 @@ class NamespaceController(_Controller):
             entry = self.registry.store.get("/namespaces", "", ns)
             if entry is not None and entry.obj["metadata"].get("deletionTimestamp"):
                 self.work.add(("terminating", ns))
+            elif entry is not None and _is_default_service_account(info, old):
+                # As the serviceaccounts controller does: every active namespace has one.
+                self.work.add(("created", ns))
 
     async def process(self, item: tuple[Any, ...]) -> bool | None:
         what, ns = item

@@ -78,34 +78,53 @@ def validate_crd(obj: Obj) -> list[FieldError]:
                 "spec.versions", versions, "must have exactly one version marked as storage version"
             )
         )
+    lifted = _lifted_fields(versions)
     for i, v in enumerate(versions):
         if not isinstance(v, dict) or not v.get("name"):
             errs.append(fielderr.required(f"spec.versions[{i}].name", ""))
             continue
-        errs.extend(_column_errors(v, f"spec.versions[{i}].additionalPrinterColumns"))
-        errs.extend(_scale_errors(v, f"spec.versions[{i}].subresources.scale"))
-        s = (
-            ((v.get("schema") or {}).get("openAPIV3Schema"))
-            if isinstance(v.get("schema"), dict)
-            else None
-        )
-        if s is None:
-            errs.append(
-                fielderr.required(
-                    f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
-                )
-            )
-        elif isinstance(s, dict) and s.get("type") != "object":
-            errs.append(
-                fielderr.invalid(
-                    f"spec.versions[{i}].schema.openAPIV3Schema.type",
-                    s.get("type", ""),
-                    "must be object at the root",
-                )
-            )
-        else:
-            errs.extend(schema.structural_errors(s, f"spec.versions[{i}].schema.openAPIV3Schema"))
+        at = f"spec.versions[{i}]"
+        if "additionalPrinterColumns" not in lifted:
+            errs.extend(_column_errors(v, f"{at}.additionalPrinterColumns"))
+        if "subresources" not in lifted:
+            errs.extend(_scale_errors(v, f"{at}.subresources.scale"))
+        if "schema" not in lifted:
+            errs.extend(_schema_errors(v, f"{at}.schema.openAPIV3Schema", f"{at}.schema"))
+    if lifted:
+        first = versions[0]
+        if "additionalPrinterColumns" in lifted:
+            errs.extend(_column_errors(first, "spec.additionalPrinterColumns"))
+        if "subresources" in lifted:
+            errs.extend(_scale_errors(first, "spec.subresources.scale"))
+        if "schema" in lifted:
+            errs.extend(_schema_errors(first, "spec.validation.openAPIV3Schema", ""))
     return errs
+
+
+def _lifted_fields(versions: list[Any]) -> set[str]:
+    """The per-version fields conversion to the internal CRD lifts to the spec because every
+    version has the same (schema → spec.validation, subresources, additionalPrinterColumns): their
+    errors are then reported at the spec, once."""
+    if not versions or not all(isinstance(v, dict) and v.get("name") for v in versions):
+        return set()
+    out = set()
+    for key in ("schema", "subresources", "additionalPrinterColumns"):
+        first = versions[0].get(key)
+        if first is not None and all(v.get(key) == first for v in versions):
+            out.add(key)
+    return out
+
+
+def _schema_errors(version: Obj, path: str, required_at: str) -> list[FieldError]:
+    """The root type and structural checks of a version's schema, reported under `path`;
+    `required_at` names the version (empty when the schema was lifted, so present)."""
+    raw = version.get("schema")
+    s = raw.get("openAPIV3Schema") if isinstance(raw, dict) else None
+    if s is None:
+        return [fielderr.required(f"{required_at}.openAPIV3Schema", "schemas are required")]
+    if isinstance(s, dict) and s.get("type") != "object":
+        return [fielderr.invalid(f"{path}.type", s.get("type", ""), "must be object at the root")]
+    return schema.structural_errors(s, path)
 
 
 _COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
@@ -166,6 +185,63 @@ def _scale_errors(version: Obj, path: str) -> list[FieldError]:
             errs.extend(bad_path)
         elif not value.startswith(prefixes):
             errs.append(fielderr.invalid(key_path, value, detail))
+    return errs
+
+
+_GO_TYPES = {str: "string", float: "float64", bool: "bool", dict: "map[string]interface {}"}
+_MAX_INT32 = 2**31 - 1
+
+
+def _nested(obj: Obj, path: str) -> tuple[Any, str]:
+    """unstructured.NestedFieldNoCopy at a `.a.b` path: (value or None, accessor error)."""
+    cur: Any = obj
+    steps = path.lstrip(".").split(".")
+    for i, step in enumerate(steps):
+        if not isinstance(cur, dict):
+            shown = "." + ".".join(steps[:i])
+            return (
+                None,
+                f"{shown} accessor error: {cur} is of the type {_go_type(cur)}, expected map[string]interface{{}}",
+            )
+        if step not in cur:
+            return None, ""
+        cur = cur[step]
+    return cur, ""
+
+
+def _go_type(value: Any) -> str:
+    return "[]interface {}" if isinstance(value, list) else _GO_TYPES.get(type(value), "int64")
+
+
+def _replicas_errors(obj: Obj, path: str | None) -> list[FieldError]:
+    if not path:
+        return []
+    value, err = _nested(obj, path)
+    if not err and value is not None and (type(value) is not int):
+        err = f"{path} accessor error: {value} is of the type {_go_type(value)}, expected int64"
+    if err:
+        return [fielderr.invalid(path, 0, err)]
+    if value is not None and value < 0:
+        return [fielderr.invalid(path, value, "should be a non-negative integer")]
+    if value is not None and value > _MAX_INT32:
+        return [fielderr.invalid(path, value, f"should be less than or equal to {_MAX_INT32}")]
+    return []
+
+
+def scale_errors(obj: Obj, scale: Obj | None) -> list[FieldError]:
+    """ValidateScaleSpec and ValidateScaleStatus: the replica counts the scale subresource reads
+    must be int32s at or above 0 (the label selector, when declared, a string)."""
+    if not scale:
+        return []
+    errs = _replicas_errors(obj, scale.get("specReplicasPath"))
+    errs += _replicas_errors(obj, scale.get("statusReplicasPath"))
+    selector_path = scale.get("labelSelectorPath")
+    if selector_path:
+        value, err = _nested(obj, selector_path)
+        if not err and value is not None and not isinstance(value, str):
+            err = f"{selector_path} accessor error: {value} is of the type {_go_type(value)}, expected string"
+        if err:
+            errs.append(fielderr.invalid(selector_path, "", err))
     return errs
 
 
@@ -384,7 +460,8 @@ class CRDController:
             )
         if custom.storage_version and custom.storage_version != info.version:
             obj["apiVersion"] = f"{info.group}/{custom.storage_version}"
-        return [] if s is None else schema.validate_custom_resource(obj, s)
+        errs = [] if s is None else schema.validate_custom_resource(obj, s)
+        return errs + scale_errors(obj, custom.scale)
 
     async def scale(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
@@ -428,7 +505,7 @@ class CRDController:
             body = await read_body(request)
         elif method == "PATCH":
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
-            patch = await read_body(request)
+            patch = await read_body(request, accepted=None)
             try:
                 if ctype == "application/json-patch+json":
                     body = apply_json_patch(current, patch)

@@ -13,18 +13,18 @@ from typing import Any
 from .resources import ResourceInfo
 
 # A real release: kubectl's dispatcher picks its client by `minor`.
+# The Kubernetes release whose API behaviour the local server reproduces; /version, the OpenAPI
+# documents and the simulated nodes' kubeletVersion all report it.
+KUBERNETES_VERSION = "v1.28.7"
+
 VERSION_INFO = {
     "major": "1",
-    "minor": "33",
-    "emulationMajor": "1",
-    "emulationMinor": "33",
-    "minCompatibilityMajor": "1",
-    "minCompatibilityMinor": "32",
-    "gitVersion": "v1.33.1",
-    "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
+    "minor": "28",
+    "gitVersion": KUBERNETES_VERSION,
+    "gitCommit": "c8dcb00be9961ec36d141d2e4103f85f92bcf291",
     "gitTreeState": "clean",
-    "buildDate": "2025-05-15T08:19:08Z",
-    "goVersion": "go1.24.2",
+    "buildDate": "2024-02-14T10:32:40Z",
+    "goVersion": "go1.21.7",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

@@ -108,7 +108,7 @@ def method_not_supported(group: str, resource: str, verb: str) -> StatusError:
     return StatusError(
         405,
         "MethodNotAllowed",
-        f"{verb} is not supported on resources of kind {qualified(resource, group)!r}",
+        f'{verb} is not supported on resources of kind "{qualified(resource, group)}"',
         _details("", group, resource),
     )
 

@@ -15,19 +15,21 @@ import msgspec
 from aiohttp import web
 
 from ..apis import field
-from . import errors
+from . import errors, limits, managedfields
 from .deletion import DeleteOptions
 from .meta import now_rfc3339
 from .printers import columns_for_resource
 from .protobuf import CONTENT_TYPE as PROTOBUF
-from .registry import Registry
+from .registry import Registry, decode_continue
 from .requests import (
     decode_protobuf,
     encode,
     entry_bytes,
     is_dry_run,
     json_response,
+    list_item_bytes,
     query_bool,
+    query_int64,
     read_body,
     selectors,
     strict_validation,
@@ -150,13 +152,25 @@ class ResourceHandler:
         if target.name == "" and method == "POST":
             body = await read_body(request, info)
             entry = await self.registry.create(
-                info, ns, body, is_dry_run(q), strict=strict_validation(q)
+                info,
+                ns,
+                body,
+                is_dry_run(q),
+                strict=strict_validation(q),
+                manager=field_manager(request, "CreateOptions"),
             )
             return json_response(entry_bytes(entry, info), 201)
         if method == "PUT" and target.name:
             body = await read_body(request, info)
             entry = await self.registry.update(
-                info, ns, target.name, body, "", is_dry_run(q), strict_validation(q)
+                info,
+                ns,
+                target.name,
+                body,
+                "",
+                is_dry_run(q),
+                strict_validation(q),
+                field_manager(request, "UpdateOptions"),
             )
             return json_response(entry_bytes(entry, info))
         if method == "PATCH" and target.name:
@@ -169,9 +183,11 @@ class ResourceHandler:
                     return json_response(_encode(_success(info, entry)))
                 accepted = not gone and opts.cascade_requested
                 return json_response(entry_bytes(entry, info), 202 if accepted else 200)
+            if "deletecollection" not in info.verbs:
+                raise errors.method_not_supported(info.group, info.resource, "deletecollection")
             labels, fields = selectors(info, q)
             entries = await self.registry.delete_collection(info, ns, labels, fields, opts)
-            return self._list_body(info, [e.obj for e in entries], self.registry.store.rv)
+            return self._list_body(info, entries, self.registry.store.rv)
         raise errors.method_not_supported(info.group, info.resource, method.lower())
 
     async def _patch(
@@ -181,7 +197,7 @@ class ResourceHandler:
         kind = PATCH_TYPES.get(ctype)
         if kind is None:
             raise errors.unsupported_media_type(ctype)
-        body = await read_body(request)
+        body = await read_body(request, accepted=None)
         dry_run = is_dry_run(request.query)
         if kind == "apply":
             if not isinstance(body, dict):
@@ -199,7 +215,15 @@ class ResourceHandler:
             )
             return json_response(entry_bytes(entry, info), 201 if created else 200)
         entry = await self.registry.patch(
-            info, ns, name, kind, body, sub, dry_run, strict_validation(request.query)
+            info,
+            ns,
+            name,
+            kind,
+            body,
+            sub,
+            dry_run,
+            strict_validation(request.query),
+            field_manager(request, "PatchOptions"),
         )
         return json_response(entry_bytes(entry, info))
 
@@ -207,17 +231,15 @@ class ResourceHandler:
         q = request.query
         opts = DeleteOptions(dry_run=is_dry_run(q))
         opts.propagation = q.get("propagationPolicy", "")
-        if q.get("gracePeriodSeconds"):
-            try:
-                opts.grace_period = int(q["gracePeriodSeconds"])
-            except ValueError:
-                raise errors.bad_request("invalid gracePeriodSeconds") from None
+        grace = query_int64(q, "gracePeriodSeconds")
+        if grace is not None:
+            opts.grace_period = grace
         if query_bool(q.get("orphanDependents")):
             opts.propagation = "Orphan"
         elif q.get("orphanDependents") == "false":
             opts.cascade_requested = True
         if request.can_read_body:
-            raw = await request.read()
+            raw = await limits.read_limited(request)
             if raw.strip():
                 body = _delete_options_body(request, raw)
                 if isinstance(body, dict):
@@ -251,12 +273,9 @@ class ResourceHandler:
     def _list(self, request: web.Request, info: ResourceInfo, ns: str) -> web.Response:
         q = request.query
         labels, fields = selectors(info, q)
-        try:
-            limit = int(q.get("limit", "0") or 0)
-        except ValueError:
-            raise errors.bad_request(f"invalid limit: {q.get('limit')!r}") from None
+        query_int64(q, "timeoutSeconds")  # a ListOptions field: decoded, unused by a list
         # A limit of zero or less means no limit, as in the etcd store.
-        limit = max(limit, 0)
+        limit = max(query_int64(q, "limit") or 0, 0)
         rv_param = q.get("resourceVersion", "")
         match = q.get("resourceVersionMatch", "")
         problems = list_option_errors(
@@ -265,7 +284,14 @@ class ResourceHandler:
         if problems:
             raise errors.invalid("meta.k8s.io", "ListOptions", "", problems)
         exact: int | None = None
-        if rv_param:
+        if q.get("continue", ""):
+            # The etcd store reads the token first, and a continue carries its own version.
+            decode_continue(q["continue"])
+            if rv_param not in ("", "0"):
+                raise errors.bad_request(
+                    "specifying resource version is not allowed when using continue"
+                )
+        elif rv_param:
             try:
                 rv = int(rv_param)
             except ValueError:
@@ -293,23 +319,22 @@ class ResourceHandler:
             (
                 head[:-1],
                 b',"items":[',
-                b",".join(entry_bytes(e, info) for e in result.entries),
+                b",".join(list_item_bytes(e, info) for e in result.entries),
                 b"]}",
             )
         )
         return json_response(body)
 
-    def _list_body(self, info: ResourceInfo, objs: list[dict[str, Any]], rv: int) -> web.Response:
-        return json_response(
-            _encode(
-                {
-                    "kind": f"{info.kind}List",
-                    "apiVersion": info.api_version,
-                    "metadata": {"resourceVersion": str(rv)},
-                    "items": objs,
-                }
-            )
+    def _list_body(self, info: ResourceInfo, entries: list[Entry], rv: int) -> web.Response:
+        head = _encode(
+            {
+                "kind": f"{info.kind}List",
+                "apiVersion": info.api_version,
+                "metadata": {"resourceVersion": str(rv)},
+            }
         )
+        items = b",".join(list_item_bytes(e, info) for e in entries)
+        return json_response(b"".join((head[:-1], b',"items":[', items, b"]}")))
 
     def _table(
         self, info: ResourceInfo, objs: list[dict[str, Any]], list_meta: dict[str, Any], q: Any
@@ -338,6 +363,7 @@ class ResourceHandler:
                     await read_body(request, info),
                     "status",
                     is_dry_run(request.query),
+                    manager=field_manager(request, "UpdateOptions"),
                 )
                 return json_response(entry_bytes(entry, info))
             if method == "PATCH":
@@ -423,6 +449,7 @@ class ResourceHandler:
         if not node:
             raise errors.invalid("", "Binding", name, [field.required("target.name", "")])
         entry = self.registry.get(info, ns, name)
+        self.registry.check_namespace(info, ns, name)  # a binding is a create (pods/binding)
         current = entry.obj
         if (current.get("spec") or {}).get("nodeName"):
             raise errors.conflict(
@@ -467,6 +494,22 @@ class ResourceHandler:
             ),
             201,
         )
+
+
+def field_manager(request: web.Request, options_kind: str) -> str:
+    """The manager of a non-apply write (`fieldManager`, else the user agent's product), after
+    ValidateFieldManager's checks of the parameter (a 422 about the verb's options kind)."""
+    given = request.query.get("fieldManager", "")
+    problems = []
+    if len(given.encode()) > managedfields.MAX_MANAGER_LENGTH:
+        problems.append(field.too_long("fieldManager", managedfields.MAX_MANAGER_LENGTH))
+    elif not given.isprintable():
+        problems.append(
+            field.invalid("fieldManager", given, "must only contain printable characters")
+        )
+    if problems:
+        raise errors.invalid("meta.k8s.io", options_kind, "", problems)
+    return managedfields.manager_or_user_agent(given, request.headers.get("User-Agent", ""))
 
 
 def _success(info: ResourceInfo, entry: Entry) -> dict[str, Any]:
@@ -528,5 +571,5 @@ def _delete_options_body(request: web.Request, raw: bytes) -> Any:
         return body
     try:
         return msgspec.json.decode(raw)
-    except msgspec.DecodeError as err:
+    except (msgspec.DecodeError, RecursionError) as err:
         raise errors.bad_request(f"invalid DeleteOptions: {err}") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -26,9 +27,18 @@ _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
+_last_stamp: tuple[int, str] = (-1, "")
+
+
 def now_rfc3339() -> str:
-    """Now as `metav1.Time` on the wire (what every timestamp the local cluster writes uses)."""
-    return format_time(datetime.now(UTC))
+    """Now as `metav1.Time` on the wire (what every timestamp the local cluster writes uses),
+    formatted once a second (every write stamps creationTimestamp or managedFields, and
+    formatting is not cheap)."""
+    global _last_stamp
+    second = int(time.time())
+    if _last_stamp[0] != second:
+        _last_stamp = (second, format_time(datetime.fromtimestamp(second, UTC)))
+    return _last_stamp[1]
 
 
 def rfc3339_after(seconds: int) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from .discovery import KUBERNETES_VERSION
 from .patch import PRIMITIVE_MERGE
 from .resources import ResourceInfo
 
@@ -104,7 +105,7 @@ def gv_document(infos: Iterable[ResourceInfo]) -> dict[str, Any]:
         }
     return {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.1"},
+        "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
         "paths": paths,
         "components": {"schemas": schemas},
     }

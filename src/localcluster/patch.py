@@ -38,19 +38,29 @@ def apply_merge_patch(doc: Any, patch: Any) -> Any:
 # --- strategic merge patch ---
 
 
-def apply_strategic_merge_patch(doc: Any, patch: Any, meta: PatchMeta) -> Any:
+def apply_strategic_merge_patch(
+    doc: Any, patch: Any, meta: PatchMeta, patch_order: bool = True
+) -> Any:
     """Strategic merge: like a merge patch, but lists declared in `meta` merge by key.
 
     Understands the directives kubectl sends: `$patch` (replace/delete/merge), `$retainKeys`,
-    `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>`.
+    `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>`. A merged list is ordered as
+    the apimachinery `strategicpatch` orders it (`patch_order`): the patch's items in the patch's
+    order, the live-only items placed before a patch item only where the live list had them before
+    it. Without `patch_order`, live items keep their places and new ones are appended (the order
+    server-side apply's merge gives).
     """
     if not isinstance(patch, dict):
         raise PatchError("strategic merge patch must be a JSON object")
-    return _merge_map(doc if isinstance(doc, dict) else {}, patch, (), meta)
+    return _merge_map(doc if isinstance(doc, dict) else {}, patch, (), meta, patch_order)
 
 
 def _merge_map(
-    doc: dict[str, Any], patch: dict[str, Any], path: tuple[str, ...], meta: PatchMeta
+    doc: dict[str, Any],
+    patch: dict[str, Any],
+    path: tuple[str, ...],
+    meta: PatchMeta,
+    patch_order: bool = True,
 ) -> Any:
     directive = patch.get("$patch")
     if directive == "replace":
@@ -83,13 +93,16 @@ def _merge_map(
         sub = (*path, k)
         cur = out.get(k)
         if isinstance(v, dict):
-            merged = _merge_map(cur if isinstance(cur, dict) else {}, v, sub, meta)
+            merged = _merge_map(cur if isinstance(cur, dict) else {}, v, sub, meta, patch_order)
             if merged is None:
                 out.pop(k, None)
             else:
                 out[k] = merged
         elif isinstance(v, list) and sub in meta:
-            out[k] = _merge_list(cur if isinstance(cur, list) else [], v, sub, meta)
+            merged_list = _merge_list(
+                cur if isinstance(cur, list) else [], v, sub, meta, patch_order
+            )
+            out[k] = merged_list
         else:
             out[k] = copy.deepcopy(v)
     for k, values in deletions.items():
@@ -102,7 +115,7 @@ def _merge_map(
 
 
 def _merge_list(
-    cur: list[Any], patch: list[Any], path: tuple[str, ...], meta: PatchMeta
+    cur: list[Any], patch: list[Any], path: tuple[str, ...], meta: PatchMeta, patch_order: bool
 ) -> list[Any]:
     key = meta[path]
     for item in patch:
@@ -113,7 +126,7 @@ def _merge_list(
         for item in patch:
             if item not in out:
                 out.append(copy.deepcopy(item))
-        return out
+        return _patch_items_first(out, patch, cur, None) if patch_order else out
     out = [copy.deepcopy(i) for i in cur]
     for item in patch:
         if not isinstance(item, dict) or key not in item:
@@ -126,9 +139,47 @@ def _merge_list(
                 out.pop(pos)
             continue
         if pos >= 0:
-            out[pos] = _merge_map(out[pos], item, path, meta)
+            out[pos] = _merge_map(out[pos], item, path, meta, patch_order)
         else:
-            out.append(_merge_map({}, item, path, meta))
+            out.append(_merge_map({}, item, path, meta, patch_order))
+    if not patch_order:
+        return out
+    kept = [i for i in patch if not (isinstance(i, dict) and i.get("$patch") == "delete")]
+    return _patch_items_first(out, kept, cur, key)
+
+
+def _patch_items_first(
+    merged: list[Any], patch: list[Any], live: list[Any], key: str | None
+) -> list[Any]:
+    """strategicpatch's normalizeElementOrder without `$setElementOrder`: the patch's items in
+    patch order, each live-only item inserted before the next patch item only when the live list
+    has both and had it first (mergeSortedSlice)."""
+
+    def ident(x: Any) -> Any:
+        return x.get(key) if key and isinstance(x, dict) else x
+
+    def index(items: list[Any], x: Any) -> int:
+        want = ident(x)
+        return next((i for i, y in enumerate(items) if ident(y) == want), -1)
+
+    in_patch = [m for m in merged if index(patch, m) >= 0]
+    in_patch.sort(key=lambda m: index(patch, m))
+    server_only = [m for m in merged if index(patch, m) < 0]
+    out: list[Any] = []
+    i = j = 0
+    while i < len(server_only) or j < len(in_patch):
+        if j >= len(in_patch):
+            out.append(server_only[i])
+            i += 1
+            continue
+        if i < len(server_only):
+            left, right = index(live, server_only[i]), index(live, in_patch[j])
+            if left >= 0 and right >= 0 and left < right:
+                out.append(server_only[i])
+                i += 1
+                continue
+        out.append(in_patch[j])
+        j += 1
     return out
 
 

@@ -137,7 +137,14 @@ def decode_message(data: bytes, message: str, depth: int = 0) -> Obj:
         f = spec.get(num)
         if f is not None:
             _decode_field(out, f, wire, raw, depth, message)
+    for _, name, typ, flags in MESSAGES[message]:
+        # A Go time without omitempty is `null` in JSON when zero, however it came on the wire.
+        if flags & KEEP_ZERO and typ in _TIMES and name not in out:
+            out[name] = None
     return out
+
+
+_TIMES = frozenset({special.TIME, special.MICRO_TIME})
 
 
 def _decode_field(out: Obj, f: Field, wire: int, raw: int | bytes, depth: int, parent: str) -> None:

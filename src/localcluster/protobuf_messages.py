@@ -2020,7 +2020,7 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {
     ),
     "k8s.io.api.events.v1.Event": (
         (1, "metadata", "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta", 0),
-        (2, "eventTime", "k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime", 0),
+        (2, "eventTime", "k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime", 4),
         (3, "series", "k8s.io.api.events.v1.EventSeries", 0),
         (4, "reportingController", "string", 0),
         (5, "reportingInstance", "string", 0),
@@ -2031,8 +2031,8 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {
         (10, "note", "string", 0),
         (11, "type", "string", 0),
         (12, "deprecatedSource", "k8s.io.api.core.v1.EventSource", 0),
-        (13, "deprecatedFirstTimestamp", "k8s.io.apimachinery.pkg.apis.meta.v1.Time", 0),
-        (14, "deprecatedLastTimestamp", "k8s.io.apimachinery.pkg.apis.meta.v1.Time", 0),
+        (13, "deprecatedFirstTimestamp", "k8s.io.apimachinery.pkg.apis.meta.v1.Time", 4),
+        (14, "deprecatedLastTimestamp", "k8s.io.apimachinery.pkg.apis.meta.v1.Time", 4),
         (15, "deprecatedCount", "int32", 0),
     ),
     "k8s.io.api.events.v1.EventList": (

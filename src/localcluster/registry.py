@@ -20,13 +20,14 @@ from ..apis.field import FieldError
 from ..apis.meta.labelselector import EVERYTHING
 from ..jsonpatch import PatchError
 from ..jsonpatch import apply_patch as apply_json_patch
-from . import deletion, errors, meta
-from .apply import PATCH_RETRIES, apply_request
+from . import deletion, errors, managedfields, meta, podadmission, quantities
+from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
-from .patch import apply_merge_patch, apply_strategic_merge_patch
+from .patch import PatchMeta, apply_merge_patch, apply_strategic_merge_patch
+from .podadmission import validate_container_state_transitions
 from .registryops import Admission, ListResult, Obj
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
@@ -45,6 +46,7 @@ class Registry:
         self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
         self.listeners: list[Listener] = []
         self.create_hooks = create_hooks(ClusterIPAllocator())
+        self._custom_merge_keys: dict[int, tuple[Any, PatchMeta]] = {}
         # Checks of a kind's whole object on update (the CRD controller registers its own).
         self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {}
         # Called by CRD-backed resources to default, prune and validate (see crd.py).
@@ -108,14 +110,7 @@ class Registry:
         rv = self.store.rv
         snapshot: list[Entry] | None = None
         if continue_token:
-            try:
-                token = json.loads(base64.b64decode(continue_token))
-                start = (token["start"][0], token["start"][1])
-                rv = int(token["rv"])
-            except (ValueError, KeyError, TypeError, IndexError):
-                raise errors.bad_request(
-                    "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
-                ) from None
+            start, rv = decode_continue(continue_token)
             try:
                 snapshot = self.store.list_at(info.key, ns, rv, start)
             except errors.StatusError:
@@ -168,7 +163,8 @@ class Registry:
             listener(info, entry.obj, None)
         return gone
 
-    def _check_namespace(self, info: ResourceInfo, ns: str, name: str) -> None:
+    def check_namespace(self, info: ResourceInfo, ns: str, name: str) -> None:
+        """NamespaceLifecycle admission of a create: the namespace exists and is not terminating."""
         if not info.namespaced:
             return
         entry = self.store.get("/namespaces", "", ns)
@@ -217,7 +213,7 @@ class Registry:
             raise errors.bad_request("metadata must be an object")
         shape = shape_error(obj, info.top_fields is not None)
         if not shape and info.top_fields is not None:
-            shape = base64_error(info.kind, obj)
+            shape = base64_error(info.kind, obj) or quantities.canonicalize(info.kind, obj)
         if shape:
             raise cannot_handle(info, shape)
         kind = obj.get("kind")
@@ -271,9 +267,18 @@ class Registry:
         sub: str = "",
         system: bool = False,
         strict: bool = False,
+        manager: str | None = None,
     ) -> Entry:
+        """Create; `manager` (None for the server's own writes and applies) records its fields
+        in managedFields as an Update."""
         obj = self.coerce(info, body, ns)
         md = obj["metadata"]
+        if manager is not None:
+            empty = managedfields.empty_object(
+                info.custom is None, "spec" in (info.top_fields or ()), info.has_status
+            )
+            ignored = ("status",) if info.has_status else ()
+            self._record(info, manager, sub, empty, obj, ignored)
         if not system:
             await self.faults.before_write(
                 info.group, info.resource, md.get("name") or md.get("generateName", "")
@@ -282,7 +287,9 @@ class Registry:
         if rv.isascii() and rv.isdigit() and int(rv) != 0:
             # etcd3's store refuses only a version that parses and is not 0 (a 500, as there)
             raise errors.internal("resourceVersion should not be set on objects to be created")
-        self._check_namespace(info, ns, md.get("name", ""))
+        self.check_namespace(info, ns, md.get("name", ""))
+        if (info.group, info.kind, sub) == ("", "Pod", "") and not system:
+            await podadmission.admit_service_account(self.store, ns, obj)
         if self.admission is not None:
             obj = await self._mutate("CREATE", info, ns, sub, obj, None, dry_run)
             md = obj["metadata"]
@@ -314,6 +321,7 @@ class Registry:
         sub: str = "",
         dry_run: bool = False,
         strict: bool = False,
+        manager: str | None = None,
     ) -> Entry:
         await self.faults.before_write(info.group, info.resource, name)
         obj = self.coerce(info, body, ns)
@@ -325,12 +333,14 @@ class Registry:
                 else "name is required"
             )
         if obj["metadata"].get("resourceVersion"):
-            return await self.update_checked(info, ns, name, obj, sub, dry_run, strict=strict)
+            return await self.update_checked(
+                info, ns, name, obj, sub, dry_run, strict=strict, manager=manager
+            )
         # An unconditional update is retried against the latest object, like a patch.
         for attempt in range(PATCH_RETRIES):
             try:
                 return await self.update_checked(
-                    info, ns, name, copy.deepcopy(obj), sub, dry_run, strict=strict
+                    info, ns, name, copy.deepcopy(obj), sub, dry_run, strict=strict, manager=manager
                 )
             except errors.StatusError as err:
                 if err.reason != "Conflict" or attempt == PATCH_RETRIES - 1:
@@ -347,6 +357,7 @@ class Registry:
         dry_run: bool,
         op: str = "UPDATE",
         strict: bool = False,
+        manager: str | None = None,
     ) -> Entry:
         current = self.get(info, ns, name)
         old = current.obj
@@ -379,6 +390,10 @@ class Registry:
                 name,
                 f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old['metadata'].get('uid')}",
             )
+        if manager is not None:
+            obj = self._merge_subresource(info, sub, obj, old)
+            served = info.from_storage(copy.deepcopy(old)) if info.from_storage else old
+            self._record(info, manager, sub, served, obj, (), old["metadata"])
         if self.admission is not None:
             obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
         obj = self._merge_subresource(info, sub, obj, old)
@@ -398,8 +413,9 @@ class Registry:
                         )
                     ],
                 )
-        if info.kind == "Pod" and not info.group and not sub:
-            errs = guarded(info, lambda o: validate_pod_update(o, old), obj)
+        if info.kind == "Pod" and not info.group:
+            check = validate_pod_update if not sub else validate_container_state_transitions
+            errs = guarded(info, lambda o: check(o, old), obj)
             if errs:
                 raise errors.invalid("", "Pod", name, errs)
         if info.kind == "Secret" and not info.group:
@@ -430,6 +446,49 @@ class Registry:
             assert entry is not None
             return self.remove(info, entry)
         return self.commit(info, current, obj)
+
+    def _record(
+        self,
+        info: ResourceInfo,
+        manager: str,
+        sub: str,
+        before: Obj,
+        obj: Obj,
+        ignored: tuple[str, ...],
+        old_md: Obj | None = None,
+    ) -> None:
+        """Record `manager`'s Update of `before` into `obj` in obj's managedFields: those the
+        request sent, unless it sent none or writes a subresource, then the stored ones (as
+        FieldManager.Update keeps them from clients that do not know managedFields)."""
+        md = obj["metadata"]
+        base = md.get("managedFields")
+        if not base or sub:
+            base = (old_md or {}).get("managedFields") or []
+        if not isinstance(base, list) or not all(isinstance(m, dict) for m in base):
+            return  # malformed: refused by validation, as the real decoder refuses it
+        meta_keys = self._merge_keys(info)
+        now = meta.now_rfc3339()
+        if not base and old_md is None:
+            fields = managedfields.created_fields(before, obj, meta_keys, ignored)
+            managed = [managedfields.entry(manager, info.api_version, sub, now, fields)]
+        else:
+            change = managedfields.compare(before, obj, meta_keys, ignored)
+            managed = managedfields.record_update(base, change, manager, info.api_version, sub, now)
+        if managed:
+            md["managedFields"] = managed
+        else:
+            md.pop("managedFields", None)
+
+    def _merge_keys(self, info: ResourceInfo) -> PatchMeta:
+        """The list merge keys of a kind (a custom resource's read from its schema, once)."""
+        if info.patch_meta is not None:
+            return info.patch_meta
+        custom = info.custom
+        cached = self._custom_merge_keys.get(id(custom))
+        if cached is None or cached[0] is not custom:
+            cached = (custom, patch_meta_from_schema(custom.schema if custom else None))
+            self._custom_merge_keys[id(custom)] = cached
+        return cached[1]
 
     def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:
         if not info.has_status:
@@ -463,6 +522,7 @@ class Registry:
         sub: str = "",
         dry_run: bool = False,
         strict: bool = False,
+        manager: str | None = None,
     ) -> Entry:
         await self.faults.before_write(info.group, info.resource, name)
         # Without a resourceVersion precondition a patch is re-applied to the latest object when a
@@ -473,7 +533,7 @@ class Registry:
             obj = self._patched(info, ns, name, current, patch_type, patch)
             try:
                 return await self.update_checked(
-                    info, ns, name, obj, sub, dry_run, "UPDATE", strict
+                    info, ns, name, obj, sub, dry_run, "UPDATE", strict, manager
                 )
             except errors.StatusError as err:
                 if err.reason != "Conflict" or precondition or attempt == PATCH_RETRIES - 1:
@@ -486,6 +546,9 @@ class Registry:
         base = copy.deepcopy(current.obj)
         if info.from_storage is not None:
             base = info.from_storage(base)
+        if patch_type == "json":
+            patch = [] if patch is None else patch  # `null` decodes to the empty patch
+            check_json_patch(patch)
         try:
             if patch_type == "json":
                 patched = apply_json_patch(base, patch)
@@ -498,6 +561,8 @@ class Registry:
             else:
                 raise errors.unsupported_media_type(patch_type)
         except PatchError as err:
+            if patch_type == "json":
+                raise json_patch_failed() from None
             raise errors.StatusError(422, "Invalid", str(err)) from None
         if not isinstance(patched, dict):
             raise errors.bad_request("the patched object is not a JSON object")
@@ -579,6 +644,18 @@ class Registry:
         return self.remove(info, entry)
 
 
+def decode_continue(token: str) -> tuple[tuple[str, str], int]:
+    """The start key and resourceVersion of a continue token; a 400 when it is not one."""
+    try:
+        decoded = json.loads(base64.b64decode(token))
+        start = (str(decoded["start"][0]), str(decoded["start"][1]))
+        return start, int(decoded["rv"])
+    except (ValueError, KeyError, TypeError, IndexError):
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from None
+
+
 # The etcd store's message when an exact list's revision has been compacted.
 _EXACT_EXPIRED = "The resourceVersion for the provided list is too old."
 _CONTINUE_EXPIRED = (
@@ -590,12 +667,42 @@ _CONTINUE_EXPIRED = (
 )
 
 
+_JSON_TYPES = {dict: "object", str: "string", int: "number", float: "number", bool: "bool"}
+# The apiserver's limit on the operations of one JSON patch (maxJSONPatchOperations).
+MAX_JSON_PATCH_OPERATIONS = 10000
+
+
+def check_json_patch(patch: Any) -> None:
+    """What jsonpatch.DecodePatch refuses (400), and the operation limit (413)."""
+    if not isinstance(patch, list):
+        kind = _JSON_TYPES.get(type(patch), "value")
+        raise errors.bad_request(
+            f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch"
+        )
+    if len(patch) > MAX_JSON_PATCH_OPERATIONS:
+        raise errors.StatusError(
+            413,
+            "RequestEntityTooLarge",
+            "Request entity too large: The allowed maximum operations in a JSON patch is "
+            f"{MAX_JSON_PATCH_OPERATIONS}, got {len(patch)}",
+        )
+
+
+def json_patch_failed() -> errors.StatusError:
+    """A JSON patch that does not apply (a failed `test`, a missing path): the apiserver wraps the
+    library's error in NewGenericServerResponse(422), which keeps none of its text."""
+    return errors.StatusError(
+        422, "Invalid", "the server rejected our request due to an error in our request", {}
+    )
+
+
 def _patch_sets_resource_version(patch_type: str, patch: Any) -> bool:
     if patch_type == "json":
         return isinstance(patch, list) and any(
             isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch
         )
-    return isinstance(patch, dict) and bool((patch.get("metadata") or {}).get("resourceVersion"))
+    md = patch.get("metadata") if isinstance(patch, dict) else None
+    return isinstance(md, dict) and bool(md.get("resourceVersion"))
 
 
 def _spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:

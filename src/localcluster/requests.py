@@ -11,13 +11,14 @@ protobuf form and the client accepts JSON, else 406).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 import yaml
 from aiohttp import web
 
-from . import errors
+from . import errors, limits
 from .protobuf import CONTENT_TYPE as PROTOBUF
 from .protobuf import ProtobufError, decode_object, encode_object
 from .resources import ResourceInfo
@@ -58,8 +59,34 @@ def entry_bytes(entry: Entry, info: ResourceInfo | None = None) -> bytes:
     return entry.raw if entry.raw else _encode(entry.obj)
 
 
+def list_item_bytes(entry: Entry, info: ResourceInfo) -> bytes:
+    """An object as an item of a list: a built-in kind's items carry no apiVersion or kind (Go's
+    typed list items have no TypeMeta set); a custom resource's keep theirs."""
+    if info.custom is not None:
+        return entry_bytes(entry, info)
+    obj = info.from_storage(entry.obj) if info.from_storage is not None else entry.obj
+    return _encode({k: v for k, v in obj.items() if k != "apiVersion" and k != "kind"})
+
+
 def query_bool(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1")
+
+
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+def query_int64(query: Any, name: str) -> int | None:
+    """An int64 query parameter as apimachinery's parameter codec converts it (strconv.ParseInt):
+    absent or empty is None, anything else that is not a base-10 int64 is a 400 in Go's words."""
+    value = query.get(name, "")
+    if not value:
+        return None
+    if not _INT64.fullmatch(value):
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax')
+    number = int(value)
+    if not -(1 << 63) <= number < 1 << 63:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": value out of range')
+    return number
 
 
 def is_dry_run(query: Any) -> bool:
@@ -96,21 +123,36 @@ def wants_table(request: web.Request) -> bool:
     return "as=Table" in accept
 
 
-async def read_body(request: web.Request, info: ResourceInfo | None = None) -> Any:
-    raw = await request.read()
+async def read_body(
+    request: web.Request,
+    info: ResourceInfo | None = None,
+    accepted: tuple[str, ...] | None = limits.BUILTIN_MEDIA_TYPES,
+) -> Any:
+    """The decoded body of a create, update or patch. With `info` (the resource the body is meant
+    to be) the media types are that resource's (custom resources have no protobuf) and protobuf
+    errors name its kind; else `accepted` lists them (None: the caller has checked the content
+    type, as for patches)."""
+    raw = await limits.read_limited(request)
     if not raw:
         raise errors.bad_request("the request body is empty")
-    ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip()
+    ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower() or JSON
+    if info is not None:
+        accepted = (
+            limits.CUSTOM_MEDIA_TYPES if info.custom is not None else limits.BUILTIN_MEDIA_TYPES
+        )
+    if accepted is not None and ctype not in accepted:
+        raise limits.unsupported_media_type(accepted)
     if ctype == PROTOBUF:
-        if info is not None and info.custom is not None:
-            raise errors.unsupported_media_type(ctype)
         return decode_protobuf(raw, info.kind if info is not None else "")
+    is_yaml = ctype.endswith("yaml")
     try:
-        if ctype.endswith("yaml"):
-            return yaml.safe_load(raw)
-        return _decode(raw)
+        body = yaml.safe_load(raw) if is_yaml else _decode(raw)
     except (msgspec.DecodeError, yaml.YAMLError) as err:
         raise errors.bad_request(f"the body of the request could not be decoded: {err}") from None
+    except RecursionError:
+        raise limits.nesting_error() from None
+    limits.check_depth(raw, body, not is_yaml)
+    return body
 
 
 def decode_protobuf(raw: bytes, into: str = "") -> Any:

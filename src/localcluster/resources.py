@@ -203,6 +203,13 @@ def event_from_core(obj: dict[str, Any]) -> dict[str, Any]:
     for core, v1 in _EVENT_FIELD_PAIRS:
         if core in obj:
             out[v1] = obj[core]
+    # What Go's encoding of events.k8s.io/v1 Event always writes: struct fields (never omitted)
+    # and timestamps without omitempty, null when unset.
+    out.setdefault("eventTime", None)
+    out.setdefault("regarding", {})
+    out.setdefault("deprecatedSource", {})
+    out.setdefault("deprecatedFirstTimestamp", None)
+    out.setdefault("deprecatedLastTimestamp", None)
     return out
 
 
@@ -269,6 +276,8 @@ def _builtin_resources() -> list[ResourceInfo]:
             frozenset({"status", "finalize"}),
             {**COMMON_FIELDS, "status.phase": _path("status", "phase")},
             _meta({("spec", "finalizers"): PRIMITIVE_MERGE}),
+            # The namespace registry has no DeleteCollection (kubectl deletes them one by one).
+            verbs=tuple(v for v in ALL_VERBS if v != "deletecollection"),
             return_deleted=True,
         ),
         ResourceInfo(

@@ -27,7 +27,9 @@ from ..client.errors import ApiError
 from ..client.rest import RESTClient
 from ..client.versioned.resources import NODES, PODS
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from .discovery import KUBERNETES_VERSION
 from .meta import now_rfc3339
+from .quantities import allocatable_pods
 
 log = structlog.get_logger("agones.localcluster.scheduler")
 Obj = Mapping[str, Any]
@@ -68,7 +70,7 @@ def node_object(name: str, address: str, max_pods: int = 1000) -> dict[str, Any]
                     "lastTransitionTime": now,
                 }
             ],
-            "nodeInfo": {"kubeletVersion": "v1.31.0-agones-py", "operatingSystem": "linux"},
+            "nodeInfo": {"kubeletVersion": KUBERNETES_VERSION, "operatingSystem": "linux"},
         },
     }
 
@@ -177,7 +179,7 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage)
         if not _ready(node):
             continue
         running = len(usage.pods.get(name, []))
-        max_pods = int(((node.get("status") or {}).get("allocatable") or {}).get("pods") or 110)
+        max_pods = allocatable_pods(node)
         if running >= max_pods:
             continue
         if wanted & usage.ports.get(name, set()):
@@ -197,7 +199,7 @@ def unschedulable_message(pod: Obj, nodes: list[Obj], usage: NodeUsage) -> str:
     wanted = host_ports(pod)
     for node in nodes:
         name = node["metadata"]["name"]
-        max_pods = int(((node.get("status") or {}).get("allocatable") or {}).get("pods") or 110)
+        max_pods = allocatable_pods(node)
         if not _ready(node):
             reason = "node(s) were not ready"
         elif len(usage.pods.get(name, [])) >= max_pods:

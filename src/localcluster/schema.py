@@ -343,8 +343,36 @@ def _array(value: list[Any], schema: Schema, path: str, errs: list[FieldError]) 
                 path, len(value), f"{path} in body should have at least {min_items} items"
             )
         )
+    items = schema.get("items")
+    if isinstance(items, dict):
+        for i, item in enumerate(value):
+            _validate(item, items, f"{path}[{i}]", errs)
+
+
+def list_type_errors(value: Any, schema: Schema, path: str = "") -> list[FieldError]:
+    """listtype.ValidateListSetsAndMaps: duplicates in `set` and `map` lists, a pass of its own
+    after the schema's, whose paths name map entries by key (`spec.lists[players].values[1]`)."""
+    errs: list[FieldError] = []
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for k in sorted(value):
+            if isinstance(extra, dict):
+                errs += list_type_errors(value[k], extra, f"{path}[{k}]")
+            if k in props:
+                errs += list_type_errors(value[k], props[k], f"{path}.{k}" if path else k)
+    elif isinstance(value, list):
+        _list_duplicates(value, schema, path, errs)
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                errs += list_type_errors(item, items, f"{path}[{i}]")
+    return errs
+
+
+def _list_duplicates(value: list[Any], schema: Schema, path: str, errs: list[FieldError]) -> None:
     list_type = schema.get("x-kubernetes-list-type")
-    if list_type == "set" or schema.get("uniqueItems"):
+    if list_type == "set":
         seen: list[Any] = []
         for i, item in enumerate(value):
             if item in seen:
@@ -366,10 +394,6 @@ def _array(value: list[Any], schema: Schema, path: str, errs: list[FieldError]) 
                     )
                 else:
                     seen_keys.append(k)
-    items = schema.get("items")
-    if isinstance(items, dict):
-        for i, item in enumerate(value):
-            _validate(item, items, f"{path}[{i}]", errs)
 
 
 def _go_map(m: dict[str, Any]) -> str:
@@ -410,7 +434,7 @@ def validate_custom_resource(obj: dict[str, Any], schema: Schema) -> list[FieldE
     for name in schema.get("required") or []:
         if name not in obj:
             errs.append(field.required(name, ""))
-    return errs
+    return errs + list_type_errors(body, root)
 
 
 # --- structural schema checks (what apiextensions requires of a v1 CRD's schema) ---
@@ -448,7 +472,9 @@ def structural_errors(
             )
         )
     if "default" in node and not root:
-        for err in validate(copy.deepcopy(node["default"]), node, obj_path):
+        default = copy.deepcopy(node["default"])
+        found = validate(default, node, obj_path) + list_type_errors(default, node, obj_path)
+        for err in found:
             errs.append(
                 field.invalid(
                     f"{path}.default",

@@ -25,7 +25,7 @@ import msgspec
 from aiohttp import web
 
 from ..httpserver import serve_app
-from . import discovery, errors, openapi
+from . import discovery, errors, limits, openapi
 from .admission import WebhookAdmission
 from .aggregation import Aggregator
 from .controllers import EventReaper, GarbageCollector, NamespaceController
@@ -170,8 +170,10 @@ class LocalAPIServer:
             info = self.registry.lookup("", "v1", "namespaces")
             assert info is not None
             await self.registry.create(info, "", {"metadata": {"name": ns}})
-        app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        app = web.Application(
+            middlewares=[self._middleware], client_max_size=limits.MAX_REQUEST_BODY_BYTES
+        )
+        app.router.add_route("*", r"/{tail:[\s\S]*}", self._dispatch)  # any character
         self._runner, self.port = await serve_app(
             app,
             opts.host,
@@ -179,6 +181,7 @@ class LocalAPIServer:
             ssl_context=ssl_ctx,
             handle_signals=False,
             shutdown_timeout=1.0,
+            **limits.server_kwargs(),
         )
         scheme = "https" if opts.tls else "http"
         self.url = f"{scheme}://{opts.host}:{self.port}"
@@ -318,7 +321,11 @@ class LocalAPIServer:
         if "protobuf" in request.headers.get("Accept", ""):
             # openapi_v2.Document{swagger: "2.0"}: field 1, length 3.
             return web.Response(body=b"\n\x032.0", content_type=openapi.V2_PROTOBUF)
-        doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.1"}, "paths": {}}
+        doc = {
+            "swagger": "2.0",
+            "info": {"title": "Kubernetes", "version": discovery.KUBERNETES_VERSION},
+            "paths": {},
+        }
         return json_response(_encode(doc))
 
     def _not_found(self) -> web.Response:

@@ -2,7 +2,8 @@
 
 `LocalStack(StackOptions(...))`: `start()` brings up, in order, the local API server (graceful pod
 deletion on), the CRDs from `crds/` (waiting until they are served), the namespace `agones-system`,
-the admission webhooks in-process over HTTPS with a generated certificate (the Service
+the `agones-sdk` ServiceAccount in `default` (as the Helm chart installs it), the admission
+webhooks in-process over HTTPS with a generated certificate (the Service
 `agones-controller-service` points at them; the Mutating/ValidatingWebhookConfigurations carry the
 certificate as their CA bundle), the simulated nodes with their scheduler and kubelets, and the
 controller as a child process (`agones controller`, so it can be killed and restarted:
@@ -54,6 +55,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
 SERVICES = Resource("", "v1", "services")
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts")
+# The namespaces the Helm chart's `gameservers.namespaces` names by default: each gets the
+# `agones-sdk` ServiceAccount game server pods run as.
+GAMESERVER_NAMESPACES = ("default",)
 MUTATING = Resource(
     "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", namespaced=False
 )
@@ -61,6 +66,7 @@ VALIDATING = Resource(
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
 )
 SYSTEM_NAMESPACE = "agones-system"
+SDK_SERVICE_ACCOUNT = "agones-sdk"
 USER_AGENT = "agones-local-kubelet"
 """User-Agents of the in-process clients (the kubelets; `-scheduler`; `-sdkserver` for the
 simulated sidecars), so the write counter can tell them apart."""
@@ -181,6 +187,8 @@ class LocalStack:
         ]
         await self._install_crds()
         await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
+        for ns in GAMESERVER_NAMESPACES:
+            await self._ensure(SERVICE_ACCOUNTS, {"metadata": {"name": SDK_SERVICE_ACCOUNT}}, ns)
         await self._start_webhooks()
         for name, address in self.addresses.items():
             await self._ensure(NODES, node_object(name, address))

@@ -22,7 +22,15 @@ from .protobuf import CONTENT_TYPE as PROTOBUF
 from .protobuf import ProtobufError, encode_object
 from .protowire import length_delimited
 from .registry import Registry
-from .requests import JSON, encode, query_bool, selectors, wants_protobuf, wants_table
+from .requests import (
+    JSON,
+    encode,
+    query_bool,
+    query_int64,
+    selectors,
+    wants_protobuf,
+    wants_table,
+)
 from .resources import ResourceInfo
 from .selectors import fields_match, labels_match
 from .table import to_table
@@ -47,11 +55,8 @@ class WatchServer:
             since = None if rv_param in ("", "0") else int(rv_param)
         except ValueError:
             raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
-        try:
-            # an int64 in ListOptions: "nan", "inf" or "1.5" do not decode (and "nan" never expires)
-            timeout = float(int(q.get("timeoutSeconds", "0") or 0)) or 1800.0
-        except ValueError:
-            raise errors.bad_request("invalid timeoutSeconds") from None
+        # an int64 in ListOptions: "nan", "inf" or "1.5" do not decode (and "nan" never expires)
+        timeout = float(query_int64(q, "timeoutSeconds") or 0) or 1800.0
         bookmarks = query_bool(q.get("allowWatchBookmarks"))
         initial_end = query_bool(q.get("sendInitialEvents"))
         problems = watch_option_errors(

@@ -25,17 +25,19 @@ def _owner_ref(owner: dict, block: bool = False) -> dict:
 def test_finalizer_sets_deletion_timestamp_until_removed(cluster: Cluster, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     cluster.api.post(path, _cm("fin", finalizers=["example.com/hold"]))
-    resp = cluster.api.delete(f"{path}/fin")
-    assert resp.status == 200, resp
-    obj = cluster.api.get(f"{path}/fin").body
-    assert obj["metadata"]["deletionTimestamp"]
-    assert obj["metadata"]["finalizers"] == ["example.com/hold"]
-    # Adding a finalizer while being deleted is forbidden.
-    bad = cluster.api.patch(
-        f"{path}/fin", {"metadata": {"finalizers": ["example.com/hold", "example.com/new"]}}
-    )
-    assert bad.status == 422
-    cluster.api.patch(f"{path}/fin", {"metadata": {"finalizers": None}})
+    try:
+        resp = cluster.api.delete(f"{path}/fin")
+        assert resp.status == 200, resp
+        obj = cluster.api.get(f"{path}/fin").body
+        assert obj["metadata"]["deletionTimestamp"]
+        assert obj["metadata"]["finalizers"] == ["example.com/hold"]
+        # Adding a finalizer while being deleted is forbidden.
+        bad = cluster.api.patch(
+            f"{path}/fin", {"metadata": {"finalizers": ["example.com/hold", "example.com/new"]}}
+        )
+        assert bad.status == 422
+    finally:
+        cluster.api.patch(f"{path}/fin", {"metadata": {"finalizers": None}})
     wait_for(lambda: cluster.api.get(f"{path}/fin").status == 404, what="finalized object gone")
 
 
@@ -46,10 +48,12 @@ def test_unfinished_deletion_is_202_only_for_orphan_dependents_false(
     # deprecated orphanDependents=false, which gets 202 Accepted.
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     cluster.api.post(path, _cm("fin-202", finalizers=["example.com/hold"]))
-    resp = cluster.api.delete(f"{path}/fin-202", orphanDependents="false")
-    assert resp.status == 202, resp
-    assert resp.body["metadata"]["deletionTimestamp"]
-    cluster.api.patch(f"{path}/fin-202", {"metadata": {"finalizers": None}})
+    try:
+        resp = cluster.api.delete(f"{path}/fin-202", orphanDependents="false")
+        assert resp.status == 202, resp
+        assert resp.body["metadata"]["deletionTimestamp"]
+    finally:
+        cluster.api.patch(f"{path}/fin-202", {"metadata": {"finalizers": None}})
     wait_for(lambda: cluster.api.get(f"{path}/fin-202").status == 404, what="finalized object gone")
 
 

@@ -89,3 +89,10 @@ def test_crd_is_discoverable(cluster: Cluster, widgets: CRD) -> None:
 def test_unknown_group_is_404(cluster: Cluster) -> None:
     assert cluster.api.get("/apis/nonexistent.agones-py.test/v1").status == 404
     assert cluster.api.get("/api/v1/namespaces/default/nonexistentthings").status == 404
+
+
+def test_version_is_the_release_reproduced(cluster: Cluster) -> None:
+    # The local server reproduces kube-apiserver v1.28; the conformance runs use a v1.28 server.
+    info = cluster.api.get("/version").body
+    assert (info["major"], info["minor"].rstrip("+")) == ("1", "28")
+    assert info["gitVersion"].startswith("v1.28.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.cluster import Cluster
+from tests.conformance.conftest import CRD
 
 LABELS = {
     "s-a": {"app": "web", "tier": "front", "rank": "1"},
@@ -328,3 +329,15 @@ def test_future_resource_version_is_too_large(cluster: Cluster, namespace: str) 
     assert "Too large resource version" in resp.body["message"]
     causes = [c["reason"] for c in resp.body["details"]["causes"]]
     assert causes == ["ResourceVersionTooLarge"]
+
+
+def test_items_of_built_in_lists_carry_no_type(
+    cluster: Cluster, labelled: str, widgets: CRD
+) -> None:
+    # Go's typed list items have no TypeMeta; unstructured custom resources keep theirs.
+    items = cluster.api.get(f"/api/v1/namespaces/{labelled}/configmaps").body["items"]
+    assert items
+    assert all("apiVersion" not in i and "kind" not in i for i in items)
+    cluster.api.post(widgets.path(labelled), widgets.obj("typed"))
+    custom = cluster.api.get(widgets.path(labelled)).body["items"]
+    assert {(i["apiVersion"], i["kind"]) for i in custom} == {(widgets.api_version, widgets.kind)}

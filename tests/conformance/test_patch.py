@@ -27,7 +27,14 @@ def test_json_patch_with_test_op(cluster: Cluster, namespace: str, widgets: CRD)
         "json",
     )
     assert failed.status == 422
+    # The apiserver wraps the patch library's error in NewGenericServerResponse: its own words,
+    # empty details.
     assert failed.body["kind"] == "Status"
+    assert failed.body["reason"] == "Invalid"
+    assert failed.body["message"] == (
+        "the server rejected our request due to an error in our request"
+    )
+    assert failed.body["details"] == {}
     assert cluster.api.get(widgets.path(namespace, "jp")).body["spec"]["replicas"] == 5
 
 
@@ -167,7 +174,8 @@ def test_strategic_merge_patch_of_service_account_pull_secrets(
     patch = {"secrets": [{"name": "two"}], "imagePullSecrets": [{"name": "two"}]}
     resp = cluster.api.patch(f"{path}/smpsa", patch, "strategic")
     assert resp.status == 200
-    assert resp.body["secrets"] == [{"name": "one"}, {"name": "two"}]
+    # Without $setElementOrder the patch's items come first (strategicpatch's mergeSortedSlice).
+    assert resp.body["secrets"] == [{"name": "two"}, {"name": "one"}]
     assert resp.body["imagePullSecrets"] == [{"name": "two"}]
     replaced = cluster.api.patch(f"{path}/smpsa", {"secrets": [{"name": "three"}]})
     assert replaced.body["secrets"] == [{"name": "three"}]
@@ -191,11 +199,15 @@ def test_strategic_merge_patch_delete_directive_and_finalizers(
         "metadata": {"finalizers": ["b.example.com/y"]},
         "spec": {"ports": [{"port": 80, "$patch": "delete"}, {"name": "p3", "port": 82}]},
     }
-    resp = cluster.api.patch(f"{path}/smps", patch, "strategic")
-    assert resp.status == 200, resp
-    assert [p["port"] for p in resp.body["spec"]["ports"]] == [81, 82]
-    assert resp.body["metadata"]["finalizers"] == ["a.example.com/x", "b.example.com/y"]
-    cluster.api.patch(f"{path}/smps", {"metadata": {"finalizers": None}})
+    try:
+        resp = cluster.api.patch(f"{path}/smps", patch, "strategic")
+        assert resp.status == 200, resp
+        # The patch's items first, then the live ones it did not name.
+        assert [p["port"] for p in resp.body["spec"]["ports"]] == [82, 81]
+        assert resp.body["metadata"]["finalizers"] == ["b.example.com/y", "a.example.com/x"]
+    finally:
+        # Even when an assertion fails: a finalizer left behind keeps the namespace Terminating.
+        cluster.api.patch(f"{path}/smps", {"metadata": {"finalizers": None}})
 
 
 def test_strategic_merge_patch_is_refused_for_custom_resources(

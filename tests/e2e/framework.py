@@ -62,6 +62,32 @@ class Framework:
             "/api/v1/namespaces", {"kind": "Namespace", "metadata": {"name": self.namespace}}
         )
         assert resp.status == 201, resp
+        self.add_sdk_service_account()
+
+    def add_sdk_service_account(self) -> None:
+        """What the Helm chart installs in every game server namespace (and Agones' e2e framework
+        in each test namespace): the `agones-sdk` ServiceAccount game server pods run as, bound to
+        the `agones-sdk` ClusterRole so the sidecar may update its GameServer."""
+        base = f"/api/v1/namespaces/{self.namespace}/serviceaccounts"
+        sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "agones-sdk"}}
+        resp = self.api.post(base, sa)
+        assert resp.status == 201, resp
+        binding = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "agones-sdk-access"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "agones-sdk",
+            },
+            "subjects": [
+                {"kind": "ServiceAccount", "name": "agones-sdk", "namespace": self.namespace}
+            ],
+        }
+        path = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{self.namespace}/rolebindings"
+        resp = self.api.post(path, binding)
+        assert resp.status == 201, resp
 
     @property
     def local(self) -> bool:

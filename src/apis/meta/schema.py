@@ -317,10 +317,37 @@ def apply_schema_defaults(obj: Any) -> None:
 
 
 def validate_schema(obj: msgspec.Struct, path: Path) -> list[FieldError]:
-    """Ranges, lengths, patterns, sizes, set uniqueness and required fields of a typed object."""
+    """Ranges, lengths, patterns, sizes and required fields of a typed object; then, as the
+    apiserver's separate list-type pass, set uniqueness (map entries named by key:
+    `spec.lists[players].values[1]`)."""
     errs: list[FieldError] = []
     _validate_struct(obj, path, errs)
+    _list_sets(obj, TypeSpec(mi.AnyType()), path, errs)
     return errs
+
+
+def _list_sets(value: Any, spec: TypeSpec, path: Path, errs: list[FieldError]) -> None:
+    if isinstance(value, msgspec.Struct):
+        for f in struct_fields(type(value)):
+            sub = getattr(value, f.name)
+            if sub is not UNSET and sub is not None:
+                _list_sets(sub, f.spec, path.child(f.json_name), errs)
+    elif isinstance(value, list):
+        if spec.props.get("list_type") == "set":
+            seen: set[Any] = set()
+            for i, v in enumerate(value):
+                key = msgspec.json.encode(v)
+                if key in seen:
+                    errs.append(duplicate(path.index(i), v))
+                seen.add(key)
+        if isinstance(spec.type, mi.ListType):
+            item = unwrap(spec.type.item_type)
+            for i, v in enumerate(value):
+                _list_sets(v, item, path.index(i), errs)
+    elif isinstance(value, dict) and isinstance(spec.type, mi.DictType):
+        item = unwrap(spec.type.value_type)
+        for k, v in value.items():
+            _list_sets(v, item, path.key(k), errs)
 
 
 def _validate_struct(obj: msgspec.Struct, path: Path, errs: list[FieldError]) -> None:
@@ -386,13 +413,6 @@ def _validate_value(value: Any, spec: TypeSpec, path: Path, errs: list[FieldErro
             )
         if "max_items" in props and len(value) > props["max_items"]:
             errs.append(too_many(path, len(value), props["max_items"]))
-        if props.get("list_type") == "set":
-            seen: set[Any] = set()
-            for i, v in enumerate(value):
-                key = msgspec.json.encode(v)
-                if key in seen:
-                    errs.append(duplicate(path.index(i), v))
-                seen.add(key)
         item = (
             unwrap(spec.type.item_type)
             if isinstance(spec.type, mi.ListType)

@@ -116,7 +116,8 @@ POD = {
                     {
                         "name": "x",
                         "image": "i",
-                        "ports": [{"containerPort": 1}, {"containerPort": 2}],
+                        # the patch's new item first, as strategicpatch orders it
+                        "ports": [{"containerPort": 2}, {"containerPort": 1}],
                     },
                     {"name": "y", "image": "j"},
                 ]
@@ -139,7 +140,7 @@ POD = {
         pytest.param(
             {"metadata": {"finalizers": ["b", "a"]}},
             POD["spec"],
-            ["a", "b"],
+            ["b", "a"],  # every item is the patch's: the patch's order
             id="primitive-merge",
         ),
         pytest.param(

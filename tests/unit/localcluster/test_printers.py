@@ -83,12 +83,12 @@ def test_service_and_node_columns() -> None:
         "spec": {"unschedulable": True},
         "status": {
             "conditions": [{"type": "Ready", "status": "False"}],
-            "nodeInfo": {"kubeletVersion": "v1.33.1"},
+            "nodeInfo": {"kubeletVersion": "v1.28.7"},
         },
     }
     row = _row("nodes", node)
     assert (row["Status"], row["Roles"], row["Version"]) == (
         "NotReady,SchedulingDisabled",
         "worker",
-        "v1.33.1",
+        "v1.28.7",
     )

@@ -5,6 +5,7 @@ import pytest
 from agones.localcluster.schema import (
     apply_defaults,
     go_regexp,
+    list_type_errors,
     prune,
     prune_schema_fields,
     structural_errors,
@@ -140,7 +141,8 @@ def test_prune_drops_unknown_fields_and_keeps_preserved() -> None:
     ],
 )
 def test_validation_messages(spec: dict, message: str) -> None:
-    errs = validate({"spec": spec}, SCHEMA)
+    # The schema pass, then the list-type pass (duplicates), as validate_custom_resource runs them.
+    errs = validate({"spec": spec}, SCHEMA) + list_type_errors({"spec": spec}, SCHEMA)
     assert [str(e) for e in errs] == [message]
 
 

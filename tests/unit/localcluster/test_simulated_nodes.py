@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 
 from agones.informers import SharedInformerFactory
+from agones.localcluster.discovery import VERSION_INFO
 from agones.localcluster.kubelet import program_for, resolve_env
 from agones.localcluster.scheduler import Scheduler, choose_node, host_ports, node_object
 from agones.localcluster.simulated import GameOptions, game_options
@@ -256,3 +257,8 @@ async def test_a_bind_that_fails_to_connect_leaves_the_pod_unbound() -> None:
     with pytest.raises(aiohttp.ClientConnectionError):
         await scheduler._bind("default", "p", "uid-1", "node-1")
     assert scheduler._pending_bind == {}
+
+
+def test_nodes_report_the_api_servers_version() -> None:
+    node = node_object("n1", "10.0.0.1")
+    assert node["status"]["nodeInfo"]["kubeletVersion"] == VERSION_INFO["gitVersion"]

@@ -50,8 +50,9 @@ DEFAULT_MAX_UNAVAILABLE = "25%"
 
 
 class DeploymentStrategyType(enum.StrEnum):
-    ROLLING_UPDATE = "RollingUpdate"
+    # In the order of Agones' CRD enum, which its "supported values" messages list.
     RECREATE = "Recreate"
+    ROLLING_UPDATE = "RollingUpdate"
 
 
 class RollingUpdateDeployment(Struct, rename="camel", omit_defaults=True):
@@ -89,7 +90,7 @@ class Fleet(Struct, rename="camel", omit_defaults=True):
     api_version: str | UnsetType = UNSET
     kind: str | UnsetType = UNSET
     metadata: Annotated[ObjectMeta, crd(go="value")] | UnsetType = UNSET
-    spec: Annotated[FleetSpec, crd(go="value", required=True)] | UnsetType = UNSET
+    spec: Annotated[FleetSpec, crd(go="value")] | UnsetType = UNSET
     # Status is a subresource: the apiserver ignores it on create and update of the main resource.
     status: Annotated[FleetStatus, crd(go="ptr")] | UnsetType | None = UNSET
 
@@ -214,7 +215,7 @@ def validate_webhook(fleet: Fleet, gates: FeatureGates) -> list[FieldError]:
     elif strategy.type != DeploymentStrategyType.RECREATE:
         shown = strategy.type if isinstance(strategy.type, str) else ""
         errs.append(
-            not_supported(strategy_path.child("type"), shown, ["RollingUpdate", "Recreate"])
+            not_supported(strategy_path.child("type"), shown, ["Recreate", "RollingUpdate"])
         )
     errs += validate_gs_spec(spec.template, gates)
     if isinstance(spec.allocation_overflow, AllocationOverflow):

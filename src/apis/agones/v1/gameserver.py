@@ -56,8 +56,9 @@ _ACTIVE = frozenset({GameServerState.READY, GameServerState.RESERVED, GameServer
 
 
 class PortPolicy(enum.StrEnum):
-    STATIC = "Static"
+    # In the order of Agones' CRD enum, which its "supported values" messages list.
     DYNAMIC = "Dynamic"
+    STATIC = "Static"
     PASSTHROUGH = "Passthrough"
     NONE = "None"
 
@@ -237,7 +238,7 @@ class GameServer(Struct, rename="camel", omit_defaults=True):
     api_version: str | UnsetType = UNSET
     kind: str | UnsetType = UNSET
     metadata: Annotated[ObjectMeta, crd(go="value")] | UnsetType = UNSET
-    spec: Annotated[GameServerSpec, crd(go="value", required=True)] | UnsetType = UNSET
+    spec: Annotated[GameServerSpec, crd(go="value")] | UnsetType = UNSET
     status: Annotated[GameServerStatus, crd(go="value")] | UnsetType = UNSET
 
     # -- typed access (absent sub-objects read as empty) ----------------------------------

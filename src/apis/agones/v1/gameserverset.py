@@ -61,7 +61,7 @@ class GameServerSet(Struct, rename="camel", omit_defaults=True):
     api_version: str | UnsetType = UNSET
     kind: str | UnsetType = UNSET
     metadata: Annotated[ObjectMeta, crd(go="value")] | UnsetType = UNSET
-    spec: Annotated[GameServerSetSpec, crd(go="value", required=True)] | UnsetType = UNSET
+    spec: Annotated[GameServerSetSpec, crd(go="value")] | UnsetType = UNSET
     # Status is a subresource: the apiserver ignores it on create and update of the main resource.
     status: Annotated[GameServerSetStatus, crd(go="ptr")] | UnsetType | None = UNSET
 

@@ -134,8 +134,10 @@ class ListPolicy(Struct, rename="camel", omit_defaults=True):
 class Between(Struct, rename="camel", omit_defaults=True):
     """When a Schedule policy is eligible: RFC 3339 `start` and `end` (each optional)."""
 
-    start: Annotated[Time, crd(go="ptr")] | UnsetType | None = UNSET
-    end: Annotated[Time, crd(go="ptr")] | UnsetType | None = UNSET
+    # RFC 3339 times that Agones' CRD types as plain strings (no `format: date-time`): a bad one
+    # is the webhook's to refuse.
+    start: Annotated[str, crd(go="ptr")] | UnsetType | None = UNSET
+    end: Annotated[str, crd(go="ptr")] | UnsetType | None = UNSET
 
 
 class ActivePeriod(Struct, rename="camel", omit_defaults=True):
@@ -231,7 +233,8 @@ class FleetAutoscalerPolicy(PolicyFields, rename="camel", omit_defaults=True):
 
 
 class FixedIntervalSync(Struct, rename="camel", omit_defaults=True):
-    seconds: Annotated[int, crd(required=True, minimum=1, go="always")] | UnsetType = UNSET
+    # Minimum 0 as in Agones' CRD: the webhook replaces 0 by the 30 s default.
+    seconds: Annotated[int, crd(required=True, minimum=0, go="always")] | UnsetType = UNSET
 
 
 class FleetAutoscalerSync(Struct, rename="camel", omit_defaults=True):
@@ -271,7 +274,7 @@ class FleetAutoscaler(Struct, rename="camel", omit_defaults=True):
     api_version: str | UnsetType = UNSET
     kind: str | UnsetType = UNSET
     metadata: ObjectMeta | UnsetType = UNSET
-    spec: Annotated[FleetAutoscalerSpec, crd(required=True)] | UnsetType = UNSET
+    spec: Annotated[FleetAutoscalerSpec, crd()] | UnsetType = UNSET
     status: FleetAutoscalerStatus | UnsetType = UNSET
 
 

@@ -136,7 +136,7 @@ REJECTED: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err
             (
                 "spec.strategy.type",
                 "FieldValueNotSupported",
-                'Unsupported value: "Canary": supported values: "RollingUpdate", "Recreate"',
+                'Unsupported value: "Canary": supported values: "Recreate", "RollingUpdate"',
             )
         ],
     ),
@@ -349,7 +349,7 @@ def test_undefaulted_strategy_is_not_supported(scheme: Scheme) -> None:
     # Updates skip the mutating webhook: an empty strategy type is rejected as Go rejects "".
     obj = scheme.decode(fleet())
     assert [str(e) for e in scheme.validate(obj, FeatureGates())] == [
-        'spec.strategy.type: Unsupported value: "": supported values: "RollingUpdate", "Recreate"'
+        'spec.strategy.type: Unsupported value: "": supported values: "Recreate", "RollingUpdate"'
     ]
 
 

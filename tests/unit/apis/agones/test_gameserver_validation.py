@@ -56,7 +56,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err]]]
             (
                 "spec.ports[0].portPolicy",
                 "FieldValueNotSupported",
-                'Unsupported value: "Random": supported values: "Static", "Dynamic", "Passthrough", "None"',
+                'Unsupported value: "Random": supported values: "Dynamic", "Static", "Passthrough", "None"',
             )
         ],
     ),
@@ -153,7 +153,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err]]]
         {"lists": {"l": {"values": ["a", "b", "a"]}}},
         {},
         FeatureGates(),
-        [("spec.lists.l.values[2]", "FieldValueDuplicate", 'Duplicate value: "a"')],
+        [("spec.lists[l].values[2]", "FieldValueDuplicate", 'Duplicate value: "a"')],
     ),
     (
         "counters-too-many",

@@ -739,7 +739,7 @@ NOT_A_CERT = base64.b64encode(b"not").decode()
                 (
                     "spec.sync.fixedInterval.seconds",
                     INV,
-                    "Invalid value: -5: spec.sync.fixedInterval.seconds in body should be greater than 0",
+                    "Invalid value: -5: spec.sync.fixedInterval.seconds in body should be greater than or equal to 0",
                 )
             ],
             id="sync-negative-seconds",

@@ -1,0 +1,142 @@
+"""The request limits kube-apiserver enforces before any registry logic, and how it words them.
+
+- A request body is read up to `MAX_REQUEST_BODY_BYTES` (genericapiserver's MaxRequestBodyBytes,
+  3 MiB); a longer one is a 413 `RequestEntityTooLarge` (`limitedReadBody`).
+- The request line and headers may take up to `MAX_HEADER_BYTES` (the 1 MiB `MaxHeaderBytes` of
+  the apiserver's `http.Server`), so a long label selector reaches the selector parser.
+- A create or update body must be one of the media types the resource's serializers accept
+  (`negotiation.NewUnsupportedMediaTypeError`, 415).
+- A decoded body nested deeper than `MAX_DEPTH` is a 400, so recursive code further on (defaulting,
+  pruning, validation, deep copies) always has room on the Python stack. Go's decoders stop at
+  10,000 levels; Python's stack does not reach that, and no Kubernetes object comes close to the
+  limit here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from aiohttp import http_exceptions, web
+
+from . import errors
+
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+MAX_HEADER_BYTES = 1 << 20
+MAX_DEPTH = 256
+
+JSON = "application/json"
+YAML = "application/yaml"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+BUILTIN_MEDIA_TYPES = (JSON, YAML, PROTOBUF)
+CUSTOM_MEDIA_TYPES = (JSON, YAML)
+
+
+def request_entity_too_large(limit: int = MAX_REQUEST_BODY_BYTES) -> errors.StatusError:
+    """apimachinery's NewRequestEntityTooLargeError as `limitedReadBody` raises it."""
+    return errors.StatusError(
+        413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}"
+    )
+
+
+def unsupported_media_type(accepted: tuple[str, ...]) -> errors.StatusError:
+    """negotiation.NewUnsupportedMediaTypeError: the 415 listing what the endpoint decodes."""
+    return errors.StatusError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        + ", ".join(accepted),
+    )
+
+
+async def read_limited(request: web.Request) -> bytes:
+    """The request body, or the 413 for one over the limit (the aiohttp application is built with
+    `client_max_size=MAX_REQUEST_BODY_BYTES`, so the body is never buffered past it)."""
+    length = request.content_length
+    if length is not None and length > MAX_REQUEST_BODY_BYTES:
+        raise request_entity_too_large()
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise request_entity_too_large() from None
+
+
+def too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `obj` nests maps and lists more than `limit` levels deep (iteratively: the check must
+    not itself overflow the stack it protects)."""
+    if not isinstance(obj, (dict, list)):
+        return False
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def too_many_nodes(obj: Any, limit: int = MAX_REQUEST_BODY_BYTES // 2) -> bool:
+    """Whether `obj`, its YAML aliases expanded, holds more values than a body of the size limit
+    could spell out (go-yaml refuses such documents for "excessive aliasing")."""
+    stack: list[Any] = [obj]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        children = list(node.values()) if isinstance(node, dict) else node
+        seen += len(children)
+        if seen > limit:
+            return True
+        stack.extend(c for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def may_be_too_deep(raw: bytes, is_json: bool) -> bool:
+    """A cheap pre-check: JSON with fewer brackets than the limit cannot nest past it, so the walk of
+    `too_deep` is only paid for bodies that might."""
+    if not is_json:
+        return True
+    return raw.count(b"{") + raw.count(b"[") > MAX_DEPTH
+
+
+def nesting_error() -> errors.StatusError:
+    return errors.bad_request(
+        f"the body of the request could not be decoded: exceeded max depth of {MAX_DEPTH}"
+    )
+
+
+def check_depth(raw: bytes, body: Any, is_json: bool) -> None:
+    """Refuse a decoded body nested too deep or, from YAML, aliased too often."""
+    if not isinstance(body, (dict, list)):
+        return
+    if not is_json and too_many_nodes(body):
+        raise errors.bad_request(
+            "the body of the request could not be decoded: yaml: document contains excessive aliasing"
+        )
+    if may_be_too_deep(raw, is_json) and too_deep(body):
+        raise nesting_error()
+
+
+class HTTPProtocolLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The logger of aiohttp's connection handler: a request aiohttp cannot parse (a malformed or
+    over-long request line or header) is the client's fault, answered 400 by aiohttp; it is logged
+    in one line, without the parser's traceback. Anything else keeps its traceback."""
+
+    def exception(self, msg: object, *args: object, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info")
+        if isinstance(exc, http_exceptions.HttpProcessingError):
+            kwargs.pop("exc_info")
+            self.info("%s: %s", str(msg) % args, exc.message, **kwargs)
+            return
+        kwargs.setdefault("exc_info", True)
+        self.error(msg, *args, **kwargs)
+
+
+def server_kwargs() -> dict[str, Any]:
+    """aiohttp server settings matching the apiserver's limits on request lines and headers."""
+    return {
+        "max_line_size": MAX_HEADER_BYTES,
+        "max_field_size": MAX_HEADER_BYTES,
+        "max_headers": 32768,
+        "logger": HTTPProtocolLogger(logging.getLogger("agones.localcluster.http"), {}),
+    }
