@@ -47,8 +47,9 @@ from ..client.rest import RESTClient
 from ..client.versioned.resources import PODS
 from ..featuregates import FeatureGates
 from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
-from .netns import PodNetwork, die_with_parent, netns_supported
+from .netns import PodNetwork, netns_supported
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
+from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.kubelet")
 
@@ -411,14 +412,12 @@ class PodRunner:
                 Path(log_dir) / f"{self.namespace}_{self.name}_{container.name}.log", "ab"
             )
         try:
-            container.proc = await asyncio.create_subprocess_exec(
-                *argv,
+            container.proc = await start_process(
+                argv,
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=die_with_parent,
                 cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
             )
         finally:
