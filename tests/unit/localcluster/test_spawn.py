@@ -109,7 +109,8 @@ def busy_grpc() -> Iterator[int]:
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     serving = asyncio.run_coroutine_threadsafe(
-        serve_sdk(LocalSDKServer(FeatureGates()), address="127.0.0.1", grpc_port=0, http_port=0), loop
+        serve_sdk(LocalSDKServer(FeatureGates()), address="127.0.0.1", grpc_port=0, http_port=0),
+        loop,
     ).result(30)
     stop = threading.Event()
     calls: list[int] = []
