@@ -14,7 +14,7 @@ import asyncio
 import sys
 from typing import Any
 
-from agones.client.config import load_config
+from agones.client.config import ConfigError, load_config
 from agones.client.errors import NotFoundError
 from agones.client.rest import Resource, RESTClient
 from agones.controller import Context, ControllerRunner, ControllerSettings
@@ -72,8 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging("info")
     settings = ControllerSettings(http_port=args.http_port, num_workers=args.workers)
 
+    try:
+        config = load_config(args.kubeconfig)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
     async def run() -> int:
-        async with RESTClient(load_config(args.kubeconfig)) as client:
+        async with RESTClient(config) as client:
 
             def build(ctx: Context) -> list[WorkerQueue]:
                 return [ConfigMapCounter(ctx, args.label_selector).queue]

@@ -2,15 +2,30 @@
 
 `cluster` (session): the local API server by default, or the cluster KUBECONFIG points at.
 `namespace`: a fresh namespace per test module, deleted afterwards.
+
+Hypothesis profiles: `ci` (the default) keeps the property-based suites CI-sized and
+deterministic (derandomized, no deadline: the machine is shared); `HYPOTHESIS_PROFILE=thorough`
+runs ten times the examples with fresh randomness.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.cluster import Cluster, start_cluster
+
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, suppress_health_check=_SLOW_OK, database=None
+)
+settings.register_profile(
+    "thorough", deadline=None, suppress_health_check=_SLOW_OK, max_examples=10 * 100
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

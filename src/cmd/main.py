@@ -3,12 +3,17 @@
 Each sub-command lives in its own module under `agones.cmd` and exposes
 `register(subparsers)`, which adds its parser and sets `func` (taking the parsed namespace, returning
 an exit code). Modules are listed in `SUBCOMMANDS`, in the order `agones --help` shows them.
+
+A reader that stops early (`agones ... | head`) ends the command quietly with exit status 141
+(128 + SIGPIPE), as a Go binary such as kubectl ends: no BrokenPipeError, no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -42,7 +47,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    code: int = func(args)
+    try:
+        code: int = func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # stdout's reader went away: point stdout at /dev/null so the interpreter's last flush at
+        # exit has nowhere to fail either
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     return code
 
 

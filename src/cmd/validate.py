@@ -4,7 +4,8 @@ Every document in FILE (YAML or JSON, `-` for stdin; multi-document YAML allowed
 timestamps stay strings, as kubectl reads them) must be a registered kind. Valid documents are printed in their stored (defaulted) form; invalid ones print
 the apiserver-style message (`<Kind>.<group> "<name>" is invalid: ...`) with every error. With
 `--old`, documents are checked as updates of the object in that file. Exit 0 when all are valid,
-1 when any is invalid or unreadable, 2 on bad flags.
+1 when any is invalid or unreadable, 2 on bad flags. A file that cannot be read (not UTF-8, not
+YAML, nested deeper than the decoder goes) is one line, `error: <file>: <why>`.
 """
 
 from __future__ import annotations
@@ -51,9 +52,29 @@ _KubeYAMLLoader.yaml_implicit_resolvers = {
 }
 
 
+class ReadError(Exception):
+    """A manifest file that cannot be read; the message is its one line."""
+
+
 def _read(name: str) -> list[Any]:
-    text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
-    return [doc for doc in yaml.load_all(text, Loader=_KubeYAMLLoader) if doc is not None]
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+        return [doc for doc in yaml.load_all(text, Loader=_KubeYAMLLoader) if doc is not None]
+    except RecursionError:
+        raise ReadError(f"{name}: exceeded max depth") from None
+    except yaml.YAMLError as err:
+        raise ReadError(f"{name}: {_one_line(str(err))}") from None
+    except (OSError, ValueError) as err:
+        raise ReadError(f"{name}: {_one_line(str(err))}") from None
+
+
+def _printable(text: str) -> str:
+    """`text` with lone surrogates (YAML's `"\\ud800"`) escaped, so that it can be written."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _describe(doc: Any, admission: Admission) -> str:
@@ -85,8 +106,12 @@ def run(args: argparse.Namespace) -> int:
                 print("error: --old must hold exactly one object", file=sys.stderr)
                 return 1
             old = scheme.decode(old_docs[0])
-    except (OSError, yaml.YAMLError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
+    except ReadError as err:
+        print(_printable(f"error: {err}"), file=sys.stderr)
+        return 1
+    except (RecursionError, ValueError, TypeError) as err:
+        why = _one_line(str(err)) or "exceeded max depth"
+        print(_printable(f"error: {args.old}: {why}"), file=sys.stderr)
         return 1
     if not docs:
         print(f"error: no objects in {args.filename}", file=sys.stderr)
@@ -94,9 +119,14 @@ def run(args: argparse.Namespace) -> int:
     code = 0
     outputs = []
     for doc in docs:
-        admission = scheme.admit(doc, gates, old=old)
+        try:
+            admission = scheme.admit(doc, gates, old=old)
+        except RecursionError:
+            print(f"error: {args.filename}: exceeded max depth", file=sys.stderr)
+            code = 1
+            continue
         if admission.errors:
-            print(_describe(doc, admission), file=sys.stderr)
+            print(_printable(_describe(doc, admission)), file=sys.stderr)
             code = 1
         else:
             outputs.append(scheme.encode(admission.obj))
@@ -105,5 +135,5 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(out, indent=2))
         else:
             print("---")
-            print(yaml.safe_dump(out, sort_keys=False), end="")
+            print(_printable(yaml.safe_dump(out, sort_keys=False)), end="")
     return code

@@ -21,7 +21,8 @@ container's first port is passed as `PORT=<hostPort>` and the sidecar gets free 
 that read them (simple-game-server does) and nothing else.
 
 A pod deleted gracefully (deletionTimestamp set) gets SIGTERM, `terminationGracePeriodSeconds`,
-then SIGKILL (to the process group); the kubelet then deletes it with grace period 0. Pod IP and host
+then SIGKILL (to the process group), its native sidecars only after its app containers have
+exited, as Kubernetes orders them; the kubelet then deletes it with grace period 0. Pod IP and host
 IP are the node's address.
 """
 
@@ -47,14 +48,18 @@ from ..client.versioned.resources import PODS
 from ..featuregates import FeatureGates
 from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from .meta import now_rfc3339
-from .netns import PodNetwork, die_with_parent, netns_supported
+from .netns import PodNetwork, netns_supported
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
+from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.kubelet")
 
 SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SIDECAR_NAME = "agones-gameserver-sidecar"
+SIDECAR_MIN_GRACE = 2.0
+"""Seconds a native sidecar gets after the app containers, however little grace is left (the
+kubelet's minimum grace period when it kills a container)."""
 
 IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str]]] = [
     (
@@ -407,14 +412,12 @@ class PodRunner:
                 Path(log_dir) / f"{self.namespace}_{self.name}_{container.name}.log", "ab"
             )
         try:
-            container.proc = await asyncio.create_subprocess_exec(
-                *argv,
+            container.proc = await start_process(
+                argv,
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=die_with_parent,
                 cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
             )
         finally:
@@ -518,6 +521,21 @@ class PodRunner:
         except TimeoutError:
             self._signal(container, signal.SIGKILL)
 
+    async def _stop_all(self, containers: list[Container], deadline: float) -> None:
+        """SIGTERM `containers`, wait for them until `deadline` (loop time), then SIGKILL."""
+        running = [c for c in containers if c.proc is not None and c.proc.returncode is None]
+        for c in running:
+            self._signal(c, signal.SIGTERM)
+        waits = [asyncio.ensure_future(c.proc.wait()) for c in running if c.proc is not None]
+        if not waits:
+            return
+        left = deadline - asyncio.get_running_loop().time()
+        _done, pending = await asyncio.wait(waits, timeout=max(left, 0.0))
+        for c in running:
+            self._signal(c, signal.SIGKILL)
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+
     def _signal(self, container: Container, sig: int) -> None:
         if container.proc is not None and container.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -526,7 +544,10 @@ class PodRunner:
     # -- stop -----------------------------------------------------------------------------------
 
     async def terminate(self, grace: float) -> None:
-        """SIGTERM, wait up to `grace` seconds, SIGKILL; release everything."""
+        """Stop the pod as a kubelet does: SIGTERM to the regular containers; once they have all
+        exited (or the grace period is over: SIGKILL), the native sidecars in reverse order, each
+        with what is left of the grace period but at least `SIDECAR_MIN_GRACE`; then release
+        everything."""
         self.terminating = True
         if self.start_task is not None:
             # A pod deleted while it starts: let the start finish (it launches nothing more once
@@ -534,18 +555,11 @@ class PodRunner:
             await asyncio.wait([self.start_task])
         if self.sim is not None:
             await self.sim.stop()
-        running = [c for c in self.containers if c.proc is not None and c.proc.returncode is None]
-        for c in running:
-            self._signal(c, signal.SIGTERM)
-        if running:
-            waits = [c.proc.wait() for c in running if c.proc is not None]
-            _done, pending = await asyncio.wait(
-                [asyncio.ensure_future(w) for w in waits], timeout=max(grace, 0.1)
-            )
-            for c in running:
-                self._signal(c, signal.SIGKILL)
-            if pending:
-                await asyncio.wait(pending, timeout=5)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(grace, 0.1)
+        await self._stop_all([c for c in self.containers if not c.native_sidecar], deadline)
+        for sidecar in reversed([c for c in self.containers if c.native_sidecar]):
+            await self._stop_all([sidecar], max(deadline, loop.time() + SIDECAR_MIN_GRACE))
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import fcntl
 import functools
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -38,21 +36,9 @@ from typing import Any, cast
 
 import structlog
 
+from .spawn import start_process
+
 log = structlog.get_logger("agones.localcluster.netns")
-
-_PR_SET_PDEATHSIG = 1
-try:
-    _libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
-except OSError:  # pragma: no cover - not Linux
-    _libc = None
-
-
-def die_with_parent() -> None:
-    """`preexec_fn` for children: SIGKILL them when the process that started them dies, so even
-    a killed `agones local up` leaves no orphan behind (Linux `PR_SET_PDEATHSIG`)."""
-    if _libc is not None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
 
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
@@ -68,35 +54,43 @@ def loopback_up() -> None:
 
 
 def helper_main(fd: int) -> int:
-    """The holder process: serve socket requests on `fd` until the other end closes."""
+    """The holder process: serve socket requests on `fd` until the other end closes.
+
+    The other end going away at any moment (a pod deleted while it starts, Ctrl-C on
+    `agones local up`) ends the holder quietly: a reply it can no longer send is the end."""
     loopback_up()
     chan = socket.socket(fileno=fd)
-    chan.send(b"ready")
-    while True:
-        try:
-            request = chan.recv(256)
-        except OSError:
-            return 0
-        if not request:
-            return 0
-        kind, _, arg = request.decode().partition(":")
-        try:
-            if kind == "tcp":
-                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            elif kind == "udp":
-                sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            elif kind == "listen":
-                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind(("127.0.0.1", int(arg)))
-                sock.listen(128)
-            else:
-                chan.send(b"error:unknown request")
-                continue
-        except OSError as err:
-            chan.send(f"error:{err}".encode())
-            continue
+    try:
+        chan.send(b"ready")
+        while request := chan.recv(256):
+            _answer(chan, request.decode(errors="replace"))
+    except OSError:
+        pass
+    return 0
+
+
+def _answer(chan: socket.socket, request: str) -> None:
+    """Create the socket `request` names in this namespace and pass it back (or an error)."""
+    kind, _, arg = request.partition(":")
+    try:
+        if kind == "tcp":
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        elif kind == "udp":
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        elif kind == "listen":
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("127.0.0.1", int(arg)))
+            sock.listen(128)
+        else:
+            chan.send(b"error:unknown request")
+            return
+    except (OSError, ValueError) as err:
+        chan.send(f"error:{err}".encode())
+        return
+    try:
         socket.send_fds(chan, [b"ok"], [sock.fileno()])
+    finally:
         sock.close()
 
 
@@ -133,15 +127,8 @@ class PodNetwork:
     async def create(cls) -> PodNetwork:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         code = f"import sys; from agones.localcluster.netns import helper_main; sys.exit(helper_main({child.fileno()}))"
-        proc = await asyncio.create_subprocess_exec(
-            "unshare",
-            "--net",
-            sys.executable,
-            "-c",
-            code,
-            pass_fds=[child.fileno()],
-            start_new_session=True,
-            preexec_fn=die_with_parent,
+        proc = await start_process(
+            ["unshare", "--net", sys.executable, "-c", code], pass_fds=[child.fileno()]
         )
         child.close()
         parent.setblocking(False)

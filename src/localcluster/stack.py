@@ -44,10 +44,10 @@ from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from .kubelet import Kubelet, KubeletConfig
-from .netns import die_with_parent
 from .scheduler import Scheduler, node_object
 from .server import LocalAPIServer, ServerOptions
 from .services import ADDRESS_ANNOTATION
+from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.stack")
 
@@ -283,13 +283,11 @@ class LocalStack:
             Path(self.options.log_dir).mkdir(parents=True, exist_ok=True)
             out = open(Path(self.options.log_dir) / "controller.log", "ab")  # noqa: SIM115
         try:
-            self.controller_proc = await asyncio.create_subprocess_exec(
-                *self.controller_argv(),
+            self.controller_proc = await start_process(
+                self.controller_argv(),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=die_with_parent,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
         finally:

@@ -5,6 +5,9 @@ named after the RPC in snake case (`GetGameServer` → `get_game_server`). Clien
 async iterators, server streams are returned as async iterators. Failures are `SDKError`s.
 `register_services` builds the gRPC method handlers from the service descriptors, so every RPC of
 the proto files is served and nothing can be forgotten; the REST gateway calls the same methods.
+Bytes that are no request message never reach the backend: the call ends INTERNAL with grpc-go's
+"grpc: error unmarshalling request: ..." (what Agones' Go server answers), and nothing is logged
+as a failure of the server.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any, Protocol
 import grpc
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from ..sdk.proto import sdk_pb2
 from ..sdk.proto.alpha import alpha_pb2
@@ -75,15 +78,44 @@ def backend_method(backend: SDKBackend, method: MethodDescriptor) -> Callable[..
     return fn
 
 
+UNMARSHAL_ERROR = "grpc: error unmarshalling request: proto: cannot parse invalid wire-format data"
+
+
+class _Undecodable:
+    """What the deserializer hands on for bytes that are no request message."""
+
+
+_UNDECODABLE = _Undecodable()
+
+
+def _deserializer(cls: type[Message]) -> Callable[[bytes], Any]:
+    def deserialize(raw: bytes) -> Any:
+        try:
+            return cls.FromString(raw)
+        except (DecodeError, RuntimeWarning):
+            return _UNDECODABLE
+
+    return deserialize
+
+
+async def _checked(
+    requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+) -> AsyncIterator[Message]:
+    async for request in requests:
+        if request is _UNDECODABLE:
+            await context.abort(grpc.StatusCode.INTERNAL, UNMARSHAL_ERROR)
+        yield request
+
+
 def _handler(backend: SDKBackend, method: MethodDescriptor) -> grpc.RpcMethodHandler:
     fn = backend_method(backend, method)
-    request_cls = message_class(method)
-    deserialize = request_cls.FromString
+    deserialize = _deserializer(message_class(method))
     serialize: Callable[[Message], bytes] = message_class(method, output=True).SerializeToString
-
     if method.server_streaming:
 
-        async def stream(request: Message, context: grpc.aio.ServicerContext) -> Any:
+        async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            if request is _UNDECODABLE:
+                await context.abort(grpc.StatusCode.INTERNAL, UNMARSHAL_ERROR)
             try:
                 async for item in fn(request):
                     yield item
@@ -95,6 +127,10 @@ def _handler(backend: SDKBackend, method: MethodDescriptor) -> grpc.RpcMethodHan
         )
 
     async def call(request: Any, context: grpc.aio.ServicerContext) -> Message:
+        if method.client_streaming:
+            request = _checked(request, context)
+        elif request is _UNDECODABLE:
+            await context.abort(grpc.StatusCode.INTERNAL, UNMARSHAL_ERROR)
         try:
             result: Message = await fn(request)
         except SDKError as err:

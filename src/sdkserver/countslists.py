@@ -5,8 +5,9 @@ Changes are batched per counter/list (`counter_updates`, `list_updates`) and wri
 values. While a batch is being written, the RPCs of its kind wait (Agones holds its update lock over
 the write), so checks see the written values and a failed write keeps its batch for the retry. UpdateCounter applies capacity, then count, then countDiff, validating each against the
 projected values; UpdateList (mask paths `capacity`, `values`) answers an empty List as Agones'
-sidecar does. Errors carry the codes the beta proto documents: NOT_FOUND, OUT_OF_RANGE,
-ALREADY_EXISTS, INVALID_ARGUMENT.
+sidecar does. Errors are Agones' own: plain Go errors (`errors.Errorf`), so they reach clients as
+gRPC UNKNOWN with Agones' texts (`counter not found: x`, `out of range. ...`, `already exists.
+...`), not the codes the beta proto's comments suggest.
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc
-
 from ..featuregates import Feature
 from ..sdk.proto.beta import beta_pb2
-from .errors import SDKError
+from .errors import SDKError, go_value, plain_error
 from .queue import CoalescingQueue
 
 UPDATE_COUNTERS = "updateCounters"
@@ -84,7 +83,7 @@ class CountsAndLists(abc.ABC):
     def _stored_counter(self, name: str) -> dict[str, int]:
         counters = (self._gs.get("status") or {}).get("counters") or {}
         if name not in counters:
-            raise SDKError(grpc.StatusCode.NOT_FOUND, f"counter not found: {name}")
+            raise plain_error(f"counter not found: {name}")
         counter = counters[name]
         return {
             "count": int(counter.get("count") or 0),
@@ -115,15 +114,13 @@ class CountsAndLists(abc.ABC):
     async def update_counter(self, request: beta_pb2.UpdateCounterRequest) -> beta_pb2.Counter:
         self._require(Feature.COUNTS_AND_LISTS)
         if not request.HasField("counterUpdateRequest"):
-            raise SDKError(
-                grpc.StatusCode.INVALID_ARGUMENT,
+            raise plain_error(
                 "invalid argument. CounterUpdateRequest: <nil> cannot be nil",
             )
         req = request.counterUpdateRequest
         if req.countDiff == 0 and not req.HasField("count") and not req.HasField("capacity"):
-            raise SDKError(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"invalid argument. Malformed CounterUpdateRequest: {str(req).strip()}",
+            raise plain_error(
+                f"invalid argument. Malformed CounterUpdateRequest: {go_value(req)}",
             )
         await self._settled(self.counters_lock)
         stored = self._stored_counter(req.name)
@@ -132,8 +129,7 @@ class CountsAndLists(abc.ABC):
         capacity = update.capacity_set
         if req.HasField("capacity"):
             if req.capacity.value < 0:
-                raise SDKError(
-                    grpc.StatusCode.OUT_OF_RANGE,
+                raise plain_error(
                     "out of range. Capacity must be greater than or equal to 0. "
                     f"Found Capacity: {req.capacity.value}",
                 )
@@ -157,7 +153,7 @@ class CountsAndLists(abc.ABC):
     def _projected_list(self, name: str) -> beta_pb2.List:
         lists = (self._gs.get("status") or {}).get("lists") or {}
         if name not in lists:
-            raise SDKError(grpc.StatusCode.NOT_FOUND, f"list not found: {name}")
+            raise plain_error(f"list not found: {name}")
         stored = lists[name]
         result = beta_pb2.List(
             name=name,
@@ -182,21 +178,20 @@ class CountsAndLists(abc.ABC):
     async def update_list(self, request: beta_pb2.UpdateListRequest) -> beta_pb2.List:
         self._require(Feature.COUNTS_AND_LISTS)
         if not request.HasField("list") or not request.HasField("update_mask"):
-            raise SDKError(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "invalid argument. List and UpdateMask cannot be nil",
+            raise plain_error(
+                f"invalid argument. List: {go_value(request.list, request.HasField('list'))} "
+                "and UpdateMask "
+                f"{go_value(request.update_mask, request.HasField('update_mask'))} cannot be nil",
             )
         paths = list(request.update_mask.paths)
         if any(p not in LIST_FIELDS for p in paths):
-            raise SDKError(
-                grpc.StatusCode.INVALID_ARGUMENT,
+            raise plain_error(
                 f"invalid argument. Field Mask Path(s): [{' '.join(paths)}] are invalid for List. "
                 "Use valid field name(s): [name capacity values]",
             )
         limit = self.list_max_capacity
         if request.list.capacity < 0 or request.list.capacity > limit:
-            raise SDKError(
-                grpc.StatusCode.OUT_OF_RANGE,
+            raise plain_error(
                 f"out of range. Capacity must be within range [0,{limit}]. "
                 f"Found Capacity: {request.list.capacity}",
             )
@@ -204,9 +199,7 @@ class CountsAndLists(abc.ABC):
         try:
             current = self._projected_list(request.list.name)
         except SDKError:
-            raise SDKError(
-                grpc.StatusCode.NOT_FOUND, f"not found. {request.list.name} List not found"
-            ) from None
+            raise plain_error(f"not found. {request.list.name} List not found") from None
         update = ListUpdate()
         if "capacity" in paths:
             update.capacity_set = request.list.capacity
@@ -223,14 +216,12 @@ class CountsAndLists(abc.ABC):
         await self._settled(self.lists_lock)
         current = self._projected_list(request.name)
         if current.capacity <= len(current.values):
-            raise SDKError(
-                grpc.StatusCode.OUT_OF_RANGE,
+            raise plain_error(
                 "out of range. No available capacity. "
                 f"Current Capacity: {current.capacity}, List Size: {len(current.values)}",
             )
         if request.value in current.values:
-            raise SDKError(
-                grpc.StatusCode.ALREADY_EXISTS,
+            raise plain_error(
                 f"already exists. Value: {request.value} already in List: {request.name}",
             )
         update = self.list_updates.setdefault(request.name, ListUpdate())
@@ -245,8 +236,7 @@ class CountsAndLists(abc.ABC):
         await self._settled(self.lists_lock)
         current = self._projected_list(request.name)
         if request.value not in current.values:
-            raise SDKError(
-                grpc.StatusCode.NOT_FOUND,
+            raise plain_error(
                 f"not found. Value: {request.value} not found in List: {request.name}",
             )
         update = self.list_updates.setdefault(request.name, ListUpdate())
@@ -260,8 +250,7 @@ class CountsAndLists(abc.ABC):
 
 
 def _count_out_of_range(count: int, capacity: int) -> SDKError:
-    return SDKError(
-        grpc.StatusCode.OUT_OF_RANGE,
+    return plain_error(
         "out of range. Count must be within range [0,Capacity]. "
         f"Found Count: {count}, Capacity: {capacity}",
     )

@@ -3,9 +3,14 @@
 Routes come from the `google.api.http` options of the SDK protos, so paths and verbs are exactly the
 proto's. Like grpc-gateway (as configured by Agones' `cmd/sdk-server`):
 
-* `body: "*"` reads the whole JSON body into the request, `body: "<field>"` into that field, path
-  variables (`{counterUpdateRequest.name}`) override body values, GET requests read query params;
-  an empty body is an empty request, except `POST /health`, which answers 400 (Agones' wrapper);
+* `body: "*"` reads the body's (first) JSON value into the request, `body: "<field>"` into that
+  field, path variables (`{counterUpdateRequest.name}`) override body values, GET requests read
+  query params and no body; an empty body is an empty request, except `POST /health`, which
+  answers 400 (Agones' wrapper);
+* a body that does not decode into the request (not JSON, not an object, a field of the wrong
+  type, a number out of range; see `protojson`) answers 400 with status INVALID_ARGUMENT, as the
+  gateway's generated handlers answer a decoder error; unknown fields are discarded (Agones
+  configures `DiscardUnknown`);
 * PATCH with a body field and no `update_mask` query parameter gets the mask from the body's keys;
 * a client stream (`/health`) takes a sequence of JSON objects, one message each;
 * answers are protojson with proto names and every field (see `protojson`); errors are
@@ -35,7 +40,7 @@ from google.protobuf.message import Message
 
 from .backend import SERVICES, SDKBackend, backend_method, message_class
 from .errors import SDKError
-from .protojson import marshal, unmarshal
+from .protojson import decode_values, marshal, unmarshal
 
 # grpc-gateway's runtime.HTTPStatusFromCode.
 HTTP_STATUS: dict[grpc.StatusCode, int] = {
@@ -59,6 +64,8 @@ HTTP_STATUS: dict[grpc.StatusCode, int] = {
 }
 
 _VERBS = ("get", "put", "post", "delete", "patch")
+_NO_BODY = object()
+"""An empty request body (an empty request), unlike a JSON `null` (a decoding error)."""
 
 
 @dataclass(frozen=True)
@@ -116,21 +123,6 @@ def _json_response(status: int, data: Any) -> web.Response:
 
 def _error_response(code: grpc.StatusCode, message: str) -> web.Response:
     return _json_response(HTTP_STATUS.get(code, 500), error_body(code, message))
-
-
-def _decode_json_stream(raw: bytes) -> list[Any]:
-    """Concatenated JSON values (what grpc-gateway's decoder reads from a streaming body)."""
-    text = raw.decode("utf-8")
-    decoder = json.JSONDecoder()
-    values: list[Any] = []
-    pos = 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            return values
-        value, pos = decoder.raw_decode(text, pos)
-        values.append(value)
 
 
 def _field_path(message: Message, path: str) -> tuple[Message, FieldDescriptor]:
@@ -256,7 +248,7 @@ class Gateway:
             return web.Response(status=400)
         try:
             messages = self._requests(route, variables, raw, request.rel_url.raw_query_string)
-        except (json_format.ParseError, ValueError, UnicodeDecodeError) as err:
+        except (json_format.ParseError, ValueError) as err:
             return _error_response(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         except SDKError as err:
             return _error_response(err.code, err.message)
@@ -287,21 +279,23 @@ class Gateway:
     ) -> list[Message]:
         cls = message_class(route.method)
         if route.method.client_streaming:
-            bodies = _decode_json_stream(raw) if raw.strip() else []
+            bodies: list[Any] = decode_values(raw)
+        elif route.body:
+            bodies = decode_values(raw, limit=1) or [_NO_BODY]
         else:
-            bodies = [json.loads(raw)] if raw.strip() else [None]
+            bodies = [_NO_BODY]  # a route without a body binding does not read it
         query_params = parse_qsl(query, keep_blank_values=True)
         result: list[Message] = []
         for body in bodies:
             message = cls()
             if route.body == "*":
-                if body is not None:
+                if body is not _NO_BODY:
                     unmarshal(body, message)
             elif route.body:
                 holder, field = _field_path(message, route.body)
                 target = getattr(holder, field.name)
                 target.SetInParent()
-                if body is not None:
+                if body is not _NO_BODY:
                     unmarshal(body, target)
                 mask_field = message.DESCRIPTOR.fields_by_name.get("update_mask")
                 given = {k for k, _ in query_params}
@@ -390,7 +384,7 @@ class Gateway:
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
                     break
-                for body in _decode_json_stream(msg.data.encode()):
+                for body in decode_values(msg.data.encode()):
                     message = cls()
                     unmarshal(body, message)
                     yield message

@@ -4,10 +4,16 @@ Agones configures protojson with `UseProtoNames` and `EmitUnpopulated` (and `Dis
 reading): keys are proto field names (`object_meta`), every field is present (scalars with their
 zero value, unset message fields as `null`), 64-bit integers are JSON strings. Reading accepts proto
 names and JSON (lowerCamel) names and ignores unknown keys.
+
+Reading a request body never fails but with `json_format.ParseError` (the gateway's 400): bytes
+that are not UTF-8 or not JSON, a JSON value that is not an object where a message is expected
+(`123`, `"x"`, `[]`, `null`: Go's protojson "unexpected token"), a field of the wrong type, a
+number out of its field's range, nesting deeper than the decoder goes.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from google.protobuf import json_format
@@ -100,4 +106,55 @@ def _fill_nulls(message: Message, data: dict[str, Any]) -> None:
 
 def unmarshal(data: Any, message: Message) -> None:
     """Merge JSON `data` into `message`; `json_format.ParseError` when it does not fit."""
-    json_format.ParseDict(data, message, ignore_unknown_fields=True)
+    if not isinstance(data, dict) and message.DESCRIPTOR.full_name not in _SPECIAL_JSON:
+        raise json_format.ParseError(
+            f"proto: syntax error (line 1:1): unexpected token {_go_token(data)}"
+        )
+    try:
+        json_format.ParseDict(data, message, ignore_unknown_fields=True)
+    except json_format.ParseError:
+        raise
+    except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as err:
+        raise json_format.ParseError(f"proto: {err}") from None
+
+
+def _go_token(value: Any) -> str:
+    """How Go's JSON tokenizer names the first token of `value` in its errors."""
+    if isinstance(value, list):
+        return "["
+    return json.dumps(value, ensure_ascii=False)
+
+
+def decode_values(raw: bytes, limit: int | None = None) -> list[Any]:
+    """The JSON values of a body one after the other (at most `limit`), as Go's `json.Decoder`
+    reads them: a unary request reads only the first, a client stream every one."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise json_format.ParseError(f"invalid UTF-8 in request body: {err.reason}") from None
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    pos = 0
+    while limit is None or len(values) < limit:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as err:
+            raise json_format.ParseError(_go_syntax_error(err)) from None
+        except RecursionError:
+            raise json_format.ParseError("exceeded max depth") from None
+        values.append(value)
+    return values
+
+
+def _go_syntax_error(err: json.JSONDecodeError) -> str:
+    """encoding/json's words for the common syntax errors, else the decoder's own."""
+    if err.pos >= len(err.doc):
+        return "unexpected EOF"
+    char = json.dumps(err.doc[err.pos])[1:-1].replace("'", "\\'")
+    if err.msg == "Expecting value":
+        return f"invalid character '{char}' looking for beginning of value"
+    return f"invalid character '{char}': {err.msg.lower()}"

@@ -5,6 +5,10 @@ rate-limited work queue with one worker: every enqueue waits the rate limit (500
 already waiting is not queued twice, so a burst of calls becomes one write. A key enqueued while its
 write is running is written again afterwards. A failed write is retried after the same delay.
 
+`flush(timeout)` is the sidecar's last word before it exits: every waiting key is written at once
+(failed ones retried at once) until nothing is pending or the timeout passes, so a change an RPC or
+the health check queued just before a SIGTERM (Unhealthy, Shutdown, a label) is not lost.
+
 `first_immediately=True` is the alternative measured in bench/: a key idle for a whole window is
 written at once, and only what follows within the window is coalesced into one write at its end.
 """
@@ -41,6 +45,8 @@ class CoalescingQueue:
         self._dirty: set[str] = set()
         self._last_start: dict[str, float] = {}
         self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._flushing = False
         self._task: asyncio.Task[None] | None = None
         self.processed = 0
         self.failures = 0
@@ -59,6 +65,29 @@ class CoalescingQueue:
                 await self._task
             self._task = None
 
+    async def flush(self, timeout: float) -> bool:
+        """Write every pending key now; whether all were written within `timeout` seconds."""
+        self._flushing = True
+        for key, (_, timer) in list(self._waiting.items()):
+            timer.cancel()
+            del self._waiting[key]
+            self._ready(key)
+        deadline = asyncio.get_running_loop().time() + timeout
+        try:
+            while self.pending():
+                self._idle.clear()
+                left = deadline - asyncio.get_running_loop().time()
+                await asyncio.wait_for(self._idle.wait(), max(left, 0.0))
+        except TimeoutError:
+            log.warning("pending writes not flushed before exit", keys=self._pending_keys())
+            return False
+        finally:
+            self._flushing = False
+        return True
+
+    def _pending_keys(self) -> list[str]:
+        return sorted({*self._waiting, *self._queued, *self._processing})
+
     def pending(self) -> bool:
         return bool(self._waiting or self._queued or self._processing)
 
@@ -73,6 +102,8 @@ class CoalescingQueue:
 
     def enqueue_after(self, key: str, delay: float) -> None:
         """Queue `key` in `delay` seconds; a key already waiting keeps the earlier time."""
+        if self._flushing:
+            delay = 0.0
         ready_at = self.clock.monotonic() + delay
         waiting = self._waiting.get(key)
         if waiting is not None:
@@ -123,6 +154,10 @@ class CoalescingQueue:
                 # the retry writes whatever was asked for meanwhile: one write, not two
                 self._dirty.discard(key)
                 self.enqueue_after(key, self.delay)
+                if self._flushing:
+                    await asyncio.sleep(0)  # an immediate retry must not starve the flush's timer
             elif key in self._dirty:
                 self._dirty.discard(key)
                 self._ready(key)
+            if not self.pending():
+                self._idle.set()

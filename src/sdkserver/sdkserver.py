@@ -77,6 +77,8 @@ class SDKServerOptions:
     """Largest List capacity UpdateList accepts (Helm `gameservers.lists.maxItems`)."""
     health_autostart: bool = False
     """Start health checking initialDelaySeconds after start instead of on the first probe."""
+    flush_timeout: float = 5.0
+    """Seconds `stop()` spends writing what is still queued (within the pod's grace period)."""
 
 
 def rfc3339(ts: float, nanos: bool = False) -> str:
@@ -169,6 +171,9 @@ class SDKServer(CountsAndLists):
             )
 
     async def stop(self) -> None:
+        """Flush the queued writes (for up to `flush_timeout`), then stop every task."""
+        if self._synced.is_set():
+            await self.queue.flush(self.options.flush_timeout)
         await self.queue.stop()
         for task in (self._watch_task, self._health_task):
             if task is not None:

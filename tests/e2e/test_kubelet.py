@@ -4,8 +4,10 @@ graceful deletion (SIGTERM, terminationGracePeriodSeconds, SIGKILL)."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,8 +84,20 @@ def test_deletion_sends_sigterm_then_sigkill_after_the_grace_period(
     )
     uid = framework.pod(name)["metadata"]["uid"]  # type: ignore[index]
     proc = local_stack.stack.kubelet.runners[uid].containers[0].proc
+    # "running" is reported at launch; delete only once the program ignores SIGTERM
+    framework.wait("SIGTERM ignored", lambda: _ignores_sigterm(proc.pid), 30)
     framework.delete_pod(name)
     pod = framework.pod(name)  # graceful: the kubelet finishes the deletion
     assert pod is not None and pod["metadata"]["deletionGracePeriodSeconds"] == 1
     framework.wait("pod gone", lambda: framework.pod(name) is None, 30)
     assert proc.returncode == -9  # it ignored SIGTERM, so SIGKILL ended it
+
+
+def _ignores_sigterm(pid: int) -> bool:
+    """Whether the process has SIGTERM in its ignored-signal mask (`SigIgn` in /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:"))
+    return bool(int(mask, 16) & (1 << (signal.SIGTERM - 1)))

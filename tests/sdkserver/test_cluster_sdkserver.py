@@ -301,24 +301,45 @@ async def test_players_are_written_after_a_second(h: Harness) -> None:
 
 
 @pytest.mark.parametrize(
-    ("request_", "code"),
+    ("request_", "message"),
     [
         pytest.param(
-            counter_update(name="nope", diff=1), grpc.StatusCode.NOT_FOUND, id="not-found"
+            counter_update(name="nope", diff=1), "counter not found: nope", id="not-found"
         ),
-        pytest.param(counter_update(count=11), grpc.StatusCode.OUT_OF_RANGE, id="count-over"),
-        pytest.param(counter_update(diff=-2), grpc.StatusCode.OUT_OF_RANGE, id="diff-under"),
-        pytest.param(counter_update(capacity=-1), grpc.StatusCode.OUT_OF_RANGE, id="capacity"),
-        pytest.param(counter_update(), grpc.StatusCode.INVALID_ARGUMENT, id="malformed"),
-        pytest.param(beta_pb2.UpdateCounterRequest(), grpc.StatusCode.INVALID_ARGUMENT, id="nil"),
+        pytest.param(
+            counter_update(count=11),
+            "out of range. Count must be within range [0,Capacity]. Found Count: 11, Capacity: 10",
+            id="count-over",
+        ),
+        pytest.param(
+            counter_update(diff=-2),
+            "out of range. Count must be within range [0,Capacity]. Found Count: -1, Capacity: 10",
+            id="diff-under",
+        ),
+        pytest.param(
+            counter_update(capacity=-1),
+            "out of range. Capacity must be greater than or equal to 0. Found Capacity: -1",
+            id="capacity",
+        ),
+        pytest.param(
+            counter_update(),
+            'invalid argument. Malformed CounterUpdateRequest: name:"rooms"',
+            id="malformed",
+        ),
+        pytest.param(
+            beta_pb2.UpdateCounterRequest(),
+            "invalid argument. CounterUpdateRequest: <nil> cannot be nil",
+            id="nil",
+        ),
     ],
 )
-async def test_counter_errors_have_codes(
-    h: Harness, request_: beta_pb2.UpdateCounterRequest, code: grpc.StatusCode
+async def test_counter_errors_are_agones_plain_errors(
+    h: Harness, request_: beta_pb2.UpdateCounterRequest, message: str
 ) -> None:
+    """Agones' sidecar returns `errors.Errorf` values: gRPC UNKNOWN with its texts."""
     with pytest.raises(SDKError) as err:
         await h.server.update_counter(request_)
-    assert err.value.code == code
+    assert (err.value.code, err.value.message) == (grpc.StatusCode.UNKNOWN, message)
 
 
 async def test_counter_changes_are_batched_and_projected(h: Harness) -> None:
@@ -386,7 +407,7 @@ async def test_counter_update_during_a_write(
     if outcome == "out-of-range":
         with pytest.raises(SDKError) as err:
             await asyncio.wait_for(second, 5)
-        assert err.value.code == grpc.StatusCode.OUT_OF_RANGE
+        assert err.value.message.startswith("out of range. Count must be within range")
     else:
         await asyncio.wait_for(second, 5)
     await h.clock.advance(2)
@@ -405,13 +426,19 @@ async def test_list_changes_are_batched_with_their_errors(h: Harness) -> None:
     await h.server.remove_list_value(remove(name="players", value="a"))
     with pytest.raises(SDKError) as err:
         await h.server.add_list_value(add(name="players", value="b"))
-    assert err.value.code == grpc.StatusCode.ALREADY_EXISTS
+    assert (err.value.code, err.value.message) == (
+        grpc.StatusCode.UNKNOWN,
+        "already exists. Value: b already in List: players",
+    )
     with pytest.raises(SDKError) as err:
         await h.server.remove_list_value(remove(name="players", value="zz"))
-    assert err.value.code == grpc.StatusCode.NOT_FOUND
+    assert (err.value.code, err.value.message) == (
+        grpc.StatusCode.UNKNOWN,
+        "not found. Value: zz not found in List: players",
+    )
     with pytest.raises(SDKError) as err:
         await h.server.get_list(beta_pb2.GetListRequest(name="nope"))
-    assert err.value.code == grpc.StatusCode.NOT_FOUND
+    assert (err.value.code, err.value.message) == (grpc.StatusCode.UNKNOWN, "list not found: nope")
     await h.clock.advance(0.5)
     assert h.gs["status"]["lists"]["players"] == {"capacity": 10, "values": ["b", "c"]}
     reply = await h.server.update_list(
@@ -421,23 +448,34 @@ async def test_list_changes_are_batched_with_their_errors(h: Harness) -> None:
         )
     )
     assert reply == beta_pb2.List()  # the real sidecar answers an empty List
-    for bad, code in [
+    for bad, message in [
         (
             beta_pb2.UpdateListRequest(
                 list=beta_pb2.List(name="players", capacity=1001), update_mask={"paths": []}
             ),
-            grpc.StatusCode.OUT_OF_RANGE,
+            "out of range. Capacity must be within range [0,1000]. Found Capacity: 1001",
         ),
         (
             beta_pb2.UpdateListRequest(
                 list=beta_pb2.List(name="players"), update_mask={"paths": ["x"]}
             ),
-            grpc.StatusCode.INVALID_ARGUMENT,
+            "invalid argument. Field Mask Path(s): [x] are invalid for List. "
+            "Use valid field name(s): [name capacity values]",
+        ),
+        (
+            beta_pb2.UpdateListRequest(list=beta_pb2.List(name="players", capacity=2)),
+            'invalid argument. List: name:"players" capacity:2 and UpdateMask <nil> cannot be nil',
+        ),
+        (
+            beta_pb2.UpdateListRequest(
+                list=beta_pb2.List(name="nope"), update_mask={"paths": ["capacity"]}
+            ),
+            "not found. nope List not found",
         ),
     ]:
         with pytest.raises(SDKError) as err:
             await h.server.update_list(bad)
-        assert err.value.code == code
+        assert (err.value.code, err.value.message) == (grpc.StatusCode.UNKNOWN, message)
     await h.clock.advance(0.5)
     assert h.gs["status"]["lists"]["players"] == {"capacity": 1, "values": ["b"]}
 
@@ -449,10 +487,11 @@ async def test_errors_reach_grpc_clients_with_their_codes(h: Harness) -> None:
         await sdk.connect(5)
         with pytest.raises(ClientError) as err:
             await sdk.beta.get_counter_count("nope")
-        assert err.value.code == grpc.StatusCode.NOT_FOUND
+        assert err.value.code == grpc.StatusCode.UNKNOWN
+        assert "counter not found: nope" in str(err.value)
         with pytest.raises(ClientError) as err:
             await sdk.beta.set_counter_count("rooms", 99)
-        assert err.value.code == grpc.StatusCode.OUT_OF_RANGE
+        assert err.value.code == grpc.StatusCode.UNKNOWN
         with pytest.raises(ClientError) as err:
             await sdk.set_label("no spaces allowed", "v")
         assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT

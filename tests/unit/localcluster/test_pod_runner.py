@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -103,3 +104,76 @@ async def test_final_pod_delete_is_retried_until_it_lands() -> None:
     await asyncio.wait_for(kubelet._finish(pod, None), 10)
     assert client.deletes == 2
     assert kubelet._finishing == set()
+
+
+_MAIN = """
+import os, signal, sys, time
+d = sys.argv[1]
+def term(*_):
+    open(os.path.join(d, "main-terminating"), "w").close()
+    while not os.path.exists(os.path.join(d, "release")):
+        time.sleep(0.02)
+    open(os.path.join(d, "main-exited"), "w").close()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, term)
+open(os.path.join(d, "main-ready"), "w").close()
+while True:
+    time.sleep(1)
+"""
+
+_SIDECAR = """
+import os, signal, sys, time
+d = sys.argv[1]
+def term(*_):
+    seen = "main-exited" if os.path.exists(os.path.join(d, "main-exited")) else "main-running"
+    open(os.path.join(d, "sidecar-term"), "w").write(seen)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, term)
+open(os.path.join(d, "sidecar-ready"), "w").close()
+while True:
+    time.sleep(1)
+"""
+
+
+async def test_native_sidecar_is_stopped_only_after_the_app_containers_exit(
+    tmp_path: Path,
+) -> None:
+    kubelet = SimpleNamespace(
+        config=KubeletConfig(kubeconfig="", api_port=0, use_netns=False),
+        client=_Client(),
+        processes=set(),
+    )
+    d = str(tmp_path)
+    pod = {
+        "metadata": {"name": "p", "namespace": "default", "uid": "u1"},
+        "spec": {
+            "terminationGracePeriodSeconds": 60,
+            "initContainers": [
+                {
+                    "name": "sidecar",
+                    "restartPolicy": "Always",
+                    "command": [sys.executable, "-c", _SIDECAR, d],
+                }
+            ],
+            "containers": [{"name": "game", "command": [sys.executable, "-c", _MAIN, d]}],
+        },
+    }
+    runner = PodRunner(kubelet, pod, "127.0.0.1")  # type: ignore[arg-type]
+    await asyncio.wait_for(runner.start(), 30)
+    await _until(
+        lambda: (tmp_path / "main-ready").exists() and (tmp_path / "sidecar-ready").exists()
+    )
+    stopping = asyncio.create_task(runner.terminate(60))
+    await _until(lambda: (tmp_path / "main-terminating").exists())
+    (tmp_path / "release").touch()
+    await asyncio.wait_for(stopping, 30)
+    assert (tmp_path / "sidecar-term").read_text() == "main-exited"
+    codes = {c.name: c.proc.returncode for c in runner.containers if c.proc}
+    assert codes == {"sidecar": 0, "game": 0}  # both by their own SIGTERM handler, no SIGKILL
+
+
+async def _until(condition: Any, timeout: float = 30) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
