@@ -153,8 +153,8 @@ def _list(gs: GameServer, key: str) -> tuple[int, int] | None:
 
 def compare_game_server_capacity(p: Priority, gs1: GameServer, gs2: GameServer) -> int:
     """-1, 0 or 1 as gs1's (capacity, count) for the priority's Counter or List is below, equal
-    to or above gs2's. When only one has it, that one is preferred: it sorts first in Ascending
-    order (0, 1, 2, nil) and last in Descending (nil, 2, 1, 0 read backwards)."""
+    to or above gs2's. When only one has it, the result makes that one sort first in either order
+    (Ascending 0, 1, 2, nil; Descending 2, 1, 0, nil)."""
     key = p.key if isinstance(p.key, str) else ""
     if p.type == PriorityType.COUNTER:
         v1, v2 = _counter(gs1, key), _counter(gs2, key)

@@ -24,7 +24,7 @@ from agones.client.rest import Resource, RESTClient
 from agones.client.versioned import Clientset
 from agones.client.versioned.resources import GAME_SERVER_SETS, GAME_SERVERS
 from agones.controllers.gameservers import PerNodeCounter
-from agones.controllers.gameserversets import Controller
+from agones.controllers.gameserversets import Controller, GameServerSetSettings
 from agones.featuregates import FeatureGates
 from agones.informers import SharedInformerFactory
 from agones.record import EventBroadcaster
@@ -105,6 +105,10 @@ async def env(cluster: Cluster) -> AsyncIterator[Env]:
             PerNodeCounter(factory),
             events,
             FeatureGates(),
+            # Small batches, so reaching 3 takes a capped (partial) sync and its re-enqueue.
+            GameServerSetSettings(
+                max_creation_parallelism=2, max_game_server_creations_per_batch=2
+            ),
             registry=CollectorRegistry(),
         )
         factory.start()
@@ -124,7 +128,7 @@ async def env(cluster: Cluster) -> AsyncIterator[Env]:
         await rest.close()
 
 
-def game_server_set(name: str, replicas: int) -> dict[str, Any]:
+def game_server_set(name: str, replicas: int, **spec: Any) -> dict[str, Any]:
     return {
         "apiVersion": "agones.dev/v1",
         "kind": "GameServerSet",
@@ -132,6 +136,7 @@ def game_server_set(name: str, replicas: int) -> dict[str, Any]:
         "spec": {
             "replicas": replicas,
             "scheduling": "Distributed",
+            **spec,
             "template": {
                 "metadata": {"labels": {"app": "game"}},
                 "spec": {
@@ -234,3 +239,37 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         return reasons if {"SuccessfulCreate", "SuccessfulDelete"} <= reasons else None
 
     await eventually(events, what="SuccessfulCreate and SuccessfulDelete events")
+
+
+async def test_allocation_overflow_labels_the_surplus_allocated_servers(env: Env) -> None:
+    overflow = {"labels": {"overflow": "true"}, "annotations": {"drain": "soon"}}
+    await env.rest.create(
+        GAME_SERVER_SETS, game_server_set("busy", 3, allocationOverflow=overflow), env.namespace
+    )
+
+    async def three() -> list[dict[str, Any]] | None:
+        gss = await env.game_servers()
+        return gss if len(gss) == 3 else None
+
+    for gs in await eventually(three, what="3 GameServers"):
+        await env.set_state(gs["metadata"]["name"], "Allocated")
+
+    async def allocated(n: int) -> bool:
+        status = (await env.game_server_set("busy")).get("status") or {}
+        return status.get("allocatedReplicas") == n
+
+    await eventually(lambda: allocated(3), what="status.allocatedReplicas 3")
+    await env.rest.patch(
+        GAME_SERVER_SETS, "busy", {"spec": {"replicas": 1}}, namespace=env.namespace
+    )
+
+    async def labelled() -> list[dict[str, Any]] | None:
+        gss = await env.game_servers()
+        marked = [gs for gs in gss if gs["metadata"].get("labels", {}).get("overflow") == "true"]
+        return marked if len(marked) == 2 else None
+
+    for gs in await eventually(labelled, what="two overflow-labelled GameServers"):
+        assert gs["metadata"]["annotations"]["drain"] == "soon"
+    servers = await env.game_servers()
+    assert len(servers) == 3
+    assert all(gs["status"]["state"] == "Allocated" for gs in servers)
