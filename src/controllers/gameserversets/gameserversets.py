@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from msgspec import UNSET
 
@@ -25,9 +26,9 @@ from ...apis.agones.v1.gameserver import GameServer, GameServerState
 from ...apis.agones.v1.gameserverset import GAME_SERVER_SET_GAME_SERVER_LABEL, GameServerSet
 from ...apis.meta.objectmeta import controller_of, parse_time
 from ...apis.scheduling import SchedulingStrategy
-from ...client.listers.agones.v1.gameserver import GameServerLister
 from ...featuregates import Feature, FeatureGates
-from ...informers.labels import selector_from_set
+from ...informers import SharedIndexInformer
+from ...informers.mutation_cache import MutationCache
 from ..gameservers import NodeCount
 
 
@@ -192,13 +193,35 @@ def is_controlled_by(gs: GameServer, gss: GameServerSet) -> bool:
     return ref is not None and ref.uid is not UNSET and ref.uid == owner_uid
 
 
+GAME_SERVER_SET_INDEX = "agones.dev/gameserverset"
+"""Index of GameServers by `<namespace>/<label agones.dev/gameserverset>`."""
+
+
+def game_server_set_index_func(obj: Any) -> list[str]:
+    if not isinstance(obj, GameServer) or obj.metadata is UNSET:
+        return []
+    name = obj.metadata.get_labels().get(GAME_SERVER_SET_GAME_SERVER_LABEL)
+    return [] if name is None else [f"{obj.metadata.get_namespace()}/{name}"]
+
+
+def ensure_game_server_set_index(informer: SharedIndexInformer) -> None:
+    """Index the GameServer informer by set (once, whichever controller asks first)."""
+    if GAME_SERVER_SET_INDEX not in informer.indexer.get_indexers():
+        informer.add_indexers({GAME_SERVER_SET_INDEX: game_server_set_index_func})
+
+
 def list_game_servers_by_game_server_set_owner(
-    lister: GameServerLister, gss: GameServerSet
+    cache: MutationCache, gss: GameServerSet
 ) -> list[GameServer]:
-    """The cached GameServers labelled with the set's name and controlled by it (by uid)."""
+    """The GameServers labelled with the set's name and controlled by it (by uid), each the newer
+    of the cached one and this process's last write of it."""
     meta = gss.metadata
     name = meta.get_name() if meta is not UNSET else ""
     namespace = meta.get_namespace() if meta is not UNSET else ""
-    selector = selector_from_set({GAME_SERVER_SET_GAME_SERVER_LABEL: name})
-    listed = lister.game_servers(namespace).list(selector)
-    return [gs for gs in listed if is_controlled_by(gs, gss)]
+    listed = cache.by_index(GAME_SERVER_SET_INDEX, f"{namespace}/{name}")
+    return [
+        gs
+        for gs in listed
+        if gs.meta.get_labels().get(GAME_SERVER_SET_GAME_SERVER_LABEL) == name
+        and is_controlled_by(gs, gss)
+    ]
