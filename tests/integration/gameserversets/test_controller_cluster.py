@@ -76,6 +76,7 @@ async def eventually(check: Callable[[], Any], timeout: float = 30.0, what: str 
 class Env:
     rest: RESTClient
     namespace: str
+    registry: CollectorRegistry
 
     async def game_servers(self) -> list[dict[str, Any]]:
         listed = await self.rest.list(GAME_SERVERS, self.namespace)
@@ -99,6 +100,7 @@ async def env(cluster: Cluster) -> AsyncIterator[Env]:
         await install_crd(rest, cluster, "gameserverset.yaml")
         factory = SharedInformerFactory(rest, 30.0, namespace=namespace)
         events = EventBroadcaster(rest)
+        registry = CollectorRegistry()
         controller = Controller(
             Clientset(rest),
             factory,
@@ -109,13 +111,13 @@ async def env(cluster: Cluster) -> AsyncIterator[Env]:
             GameServerSetSettings(
                 max_creation_parallelism=2, max_game_server_creations_per_batch=2
             ),
-            registry=CollectorRegistry(),
+            registry=registry,
         )
         factory.start()
         assert all((await factory.wait_for_cache_sync(20)).values())
         tasks = [asyncio.create_task(controller.run(2)), asyncio.create_task(events.run())]
         try:
-            yield Env(rest, namespace)
+            yield Env(rest, namespace, registry)
         finally:
             for task in tasks:
                 task.cancel()
@@ -179,6 +181,11 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         return status.get("replicas") == n
 
     await eventually(lambda: status_replicas(3), what="status.replicas 3")
+    # A batch of 2 then one of 1 (the batch cap), each observed once, as Agones labels it.
+    for batch in ("2", "1"):
+        labels = {"name": batch, "type": "none", "fleet_name": "none", "namespace": ""}
+        count = env.registry.get_sample_value("agones_gameserver_creation_duration_count", labels)
+        assert count is not None and count >= 1
 
     # Deleted behind its back: the set replaces it, and never overshoots.
     victim = servers[0]["metadata"]["name"]
