@@ -20,7 +20,6 @@ from msgspec import UNSET
 from ...apis.agones.v1.common import AllocationOverflow
 from ...apis.agones.v1.gameserver import GameServer, GameServerState
 from ...apis.agones.v1.gameserverset import GameServerSet
-from ...client.informers.externalversions import SharedInformerFactory as TypedInformerFactory
 from ...client.versioned import Clientset
 from ...clock import Clock
 from ...featuregates import FeatureGates
@@ -28,10 +27,11 @@ from ...informers import SharedInformerFactory, split_meta_namespace_key
 from ...informers.labels import selector_from_set
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...workqueue import WorkerQueue, fast_rate_limiter
-from ..gameservers import PerNodeCounter
+from ..gameservers import PerNodeCounter, informers
 from ..gameservers.gameservers import deep_copy
 from .gameserversets import (
     ensure_game_server_set_index,
+    game_server_sets_informer,
     list_game_servers_by_game_server_set_owner,
     priorities_for,
     scheduling_of,
@@ -107,8 +107,8 @@ class AllocationOverflowController:
         self.counter = counter
         self.gates = gates
         self.log = (logger or structlog.get_logger()).bind(controller="allocationoverflow")
-        typed = TypedInformerFactory.from_generic(factory).agones().v1()
-        gss_informer, gs_informer = typed.game_server_sets(), typed.game_servers()
+        gss_informer = game_server_sets_informer(factory)
+        gs_informer = informers.game_servers(factory)
         ensure_game_server_set_index(gs_informer.informer())
         self.game_server_cache = gs_informer.informer().mutation_cache()
         self.game_server_set_cache = gss_informer.informer().mutation_cache()

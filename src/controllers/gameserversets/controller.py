@@ -37,7 +37,6 @@ from ...apis.agones.v1.gameserver import (
 from ...apis.agones.v1.gameserverset import GameServerSet, GameServerSetStatus
 from ...apis.meta.objectmeta import controller_of, parse_time
 from ...client.errors import NotFoundError, is_conflict
-from ...client.informers.externalversions import SharedInformerFactory as TypedInformerFactory
 from ...client.versioned import Clientset
 from ...clock import Clock, RealClock
 from ...featuregates import FeatureGates
@@ -45,12 +44,13 @@ from ...informers import DeletedFinalStateUnknown, SharedInformerFactory
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...record import EventBroadcaster, EventType
 from ...workqueue import WorkerQueue, fast_rate_limiter
-from ..gameservers import NodeCount, PerNodeCounter
+from ..gameservers import NodeCount, PerNodeCounter, informers
 from ..gameservers.gameservers import deep_copy
 from .allocation_overflow import AllocationOverflowController
 from .gameserver_state_cache import GameServerStateCache
 from .gameserversets import (
     ensure_game_server_set_index,
+    game_server_sets_informer,
     list_game_servers_by_game_server_set_owner,
     priorities_for,
     scheduling_of,
@@ -232,8 +232,8 @@ class Controller:
         self.log = (logger or structlog.get_logger()).bind(controller="gameserverset")
         self.recorder = events.new_recorder("gameserverset-controller")
         self.creation_duration = creation_duration(registry)
-        typed = TypedInformerFactory.from_generic(factory).agones().v1()
-        gs_informer, gss_informer = typed.game_servers(), typed.game_server_sets()
+        gs_informer = informers.game_servers(factory)  # shared: decoder and transform
+        gss_informer = game_server_sets_informer(factory)
         ensure_game_server_set_index(gs_informer.informer())
         # Shared with the GameServer controllers: they see our Shutdown writes at once, and we
         # see theirs; the set's own cache holds our status writes.

@@ -26,9 +26,12 @@ from ...apis.agones.v1.gameserver import GameServer, GameServerState
 from ...apis.agones.v1.gameserverset import GAME_SERVER_SET_GAME_SERVER_LABEL, GameServerSet
 from ...apis.meta.objectmeta import controller_of, parse_time
 from ...apis.scheduling import SchedulingStrategy
+from ...client.informers.externalversions import SharedInformerFactory as TypedInformerFactory
+from ...client.informers.externalversions.agones.v1.gameserverset import GameServerSetInformer
 from ...featuregates import Feature, FeatureGates
-from ...informers import SharedIndexInformer
+from ...informers import SharedIndexInformer, SharedInformerFactory
 from ...informers.mutation_cache import MutationCache
+from ...informers.transform import ensure_transform, transform_strip_managed_fields
 from ..gameservers import NodeCount
 
 
@@ -191,6 +194,13 @@ def is_controlled_by(gs: GameServer, gss: GameServerSet) -> bool:
     ref = controller_of(gs.meta)
     owner_uid = gss.metadata.uid if gss.metadata is not UNSET else UNSET
     return ref is not None and ref.uid is not UNSET and ref.uid == owner_uid
+
+
+def game_server_sets_informer(factory: SharedInformerFactory) -> GameServerSetInformer:
+    """The shared GameServerSet informer, its cache without `managedFields`."""
+    informer = TypedInformerFactory.from_generic(factory).agones().v1().game_server_sets()
+    ensure_transform(informer.informer(), transform_strip_managed_fields)
+    return informer
 
 
 GAME_SERVER_SET_INDEX = "agones.dev/gameserverset"
