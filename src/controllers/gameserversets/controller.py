@@ -294,6 +294,9 @@ class Controller:
         gss = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if isinstance(gss, GameServerSet):
             self.state_cache.delete_game_server_set(gss)
+            meta = gss.metadata if gss.metadata is not UNSET else None
+            if meta is not None:
+                self.game_server_set_cache.forget(f"{meta.get_namespace()}/{meta.get_name()}")
 
     def _on_game_server_update(self, old: GameServer, new: GameServer) -> None:
         if new.metadata is UNSET or not new.meta.is_being_deleted():
