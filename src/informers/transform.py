@@ -13,25 +13,11 @@ whose other fields were dropped.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-if TYPE_CHECKING:
-    from .shared_informer import SharedIndexInformer
-
 TransformFunc = Callable[[Any], Any]
-
-
-def ensure_transform(informer: SharedIndexInformer, transform: TransformFunc) -> None:
-    """Give a shared informer `transform` unless it has it already (every registrant of a shared
-    informer asks for the same one); a different transform already set is a coder error."""
-    current = informer.fifo.transform
-    if current is transform:
-        return
-    if current is not None:
-        raise RuntimeError(f"informer {informer.name} already has another transform")
-    informer.set_transform(transform)
 
 
 def transform_strip_managed_fields(obj: Any) -> Any:
