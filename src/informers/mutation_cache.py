@@ -12,6 +12,7 @@ Guarantees, as client-go's:
   (its resourceVersion is equal or newer), the remembered object is dropped;
 * a remembered object is kept for at most `ttl` seconds (on the injected clock) and at most
   `max_entries` of them (least recently used first out): it is a "nice to have", never the truth;
+  expired entries are dropped on the next write, even when no one reads them again;
 * a key absent from the backing cache reads as absent unless `include_adds` is set, because "not
   seen created yet" and "deleted after the create" cannot be told apart; with `include_adds`,
   callers must tolerate an entry outliving its object by up to `ttl`;
@@ -19,6 +20,8 @@ Guarantees, as client-go's:
   leave one of them (either is valid at some point in time).
 
 Objects are returned as stored, shared with the cache and with every other reader: never mutate them.
+With a `transform` (the informer's, see `informers.transform`), written objects are transformed
+before they are remembered, so they hold no more than the cache's own.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ..clock import Clock, RealClock
 from .meta import get_resource_version
 from .store import KeyError_, deletion_handling_meta_namespace_key
 from .thread_safe_store import Indexer
+from .transform import TransformFunc
 
 DEFAULT_TTL = 60.0
 """Seconds a remembered write outlives its write when the cache never catches up (a missed event)."""
@@ -71,8 +75,10 @@ class MutationCache:
         include_adds: bool = False,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         clock: Clock | None = None,
+        transform: TransformFunc | None = None,
     ) -> None:
         self.backing = backing
+        self.transform = transform
         self.ttl = ttl
         self.include_adds = include_adds
         self.max_entries = max_entries
@@ -94,9 +100,21 @@ class MutationCache:
         return obj
 
     def _remember(self, key: str, obj: Any) -> None:
-        self._mutations[key] = (self.clock.monotonic() + self.ttl, obj)
+        now = self.clock.monotonic()
+        self._mutations[key] = (now + self.ttl, obj)
         self._mutations.move_to_end(key)
+        self._gc(now)
         while len(self._mutations) > self.max_entries:
+            self._mutations.popitem(last=False)
+
+    def _gc(self, now: float) -> None:
+        """Drop expired entries from the least recently used end (apimachinery's
+        `LRUExpireCache.gc` on Add), so entries no one reads again (objects deleted meanwhile) do
+        not stay until `max_entries` pushes them out."""
+        while self._mutations:
+            expiry, _ = next(iter(self._mutations.values()))
+            if expiry > now:
+                return
             self._mutations.popitem(last=False)
 
     # -- reads ---------------------------------------------------------------------------------
@@ -157,7 +175,7 @@ class MutationCache:
         current = self._remembered(key)
         if current is not None and compare_resource_version(obj, current) < 0:
             return
-        self._remember(key, obj)
+        self._remember(key, obj if self.transform is None else self.transform(obj))
 
     def forget(self, key: str) -> None:
         """Drop what is remembered of `key` (e.g. once the object is deleted)."""

@@ -235,9 +235,14 @@ class Controller:
     # -- the sync ----------------------------------------------------------------------------------
 
     async def _update(self, gs: GameServer) -> GameServer:
-        """Write `gs` (our copy); remember the result so a stale cache read is bypassed."""
+        """Write `gs` (our copy); remember the result so a stale cache read is bypassed — unless
+        the write removed the last finalizer of a GameServer being deleted: then it is gone, and
+        its delete event may already have been handled, so nothing would ever forget it."""
         stored = await informers.update_game_server(self.client, gs)
-        self.game_server_cache.mutation(stored)
+        if stored.meta.is_being_deleted() and not stored.meta.finalizers:
+            self.game_server_cache.forget(f"{stored.meta.get_namespace()}/{stored.meta.get_name()}")
+        else:
+            self.game_server_cache.mutation(stored)
         return stored
 
     async def sync_game_server(self, key: str) -> None:
@@ -430,12 +435,18 @@ class Controller:
         ready_id = gs.meta.get_annotations()[GAME_SERVER_READY_CONTAINER_ID_ANNOTATION]
         pod_annotations = pod.get("metadata", {}).get("annotations") or {}
         if GAME_SERVER_READY_CONTAINER_ID_ANNOTATION not in pod_annotations:
-            pod_copy = {**pod, "metadata": {**pod["metadata"]}}
-            pod_copy["metadata"]["annotations"] = {
-                **pod_annotations,
-                GAME_SERVER_READY_CONTAINER_ID_ANNOTATION: ready_id,
-            }
-            await self.client.update(PODS, pod_copy, gs.meta.get_namespace())
+            # A merge patch: the cached pod is trimmed (see `informers`), never written back whole.
+            await self.client.patch(
+                PODS,
+                gs.meta.get_name(),
+                {
+                    "metadata": {
+                        "annotations": {GAME_SERVER_READY_CONTAINER_ID_ANNOTATION: ready_id}
+                    }
+                },
+                namespace=gs.meta.get_namespace(),
+                patch_type="merge",
+            )
 
     async def sync_development_game_server(self, gs: GameServer) -> GameServer:
         """A dev GameServer (no pod): Creating or RequestReady → Ready on the dev address."""
