@@ -32,11 +32,11 @@ from ...apis.agones.v1.fleet import Fleet
 from ...apis.agones.v1.gameserverset import FLEET_NAME_LABEL, GameServerSet, GameServerSetStatus
 from ...apis.meta.objectmeta import controller_of
 from ...client.errors import ConflictError, NotFoundError
-from ...client.informers.externalversions import SharedInformerFactory
+from ...client.informers.externalversions import SharedInformerFactory as TypedInformerFactory
 from ...client.versioned import Clientset
 from ...clock import Clock
 from ...featuregates import Feature, FeatureGates
-from ...informers import ExplicitKey, split_meta_namespace_key
+from ...informers import ExplicitKey, SharedInformerFactory, split_meta_namespace_key
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...record import EventBroadcaster, EventType
 from ...workqueue import WorkerQueue
@@ -65,8 +65,9 @@ class Controller:
         self.gates = gates
         self.log = (logger or structlog.get_logger()).bind(controller="fleet")
         self.recorder = events.new_recorder("fleet-controller")
-        fleet_informer = factory.agones().v1().fleets()
-        gss_informer = factory.agones().v1().game_server_sets()
+        typed = TypedInformerFactory.from_generic(factory).agones().v1()
+        fleet_informer = typed.fleets()
+        gss_informer = typed.game_server_sets()
         self.fleet_lister = fleet_informer.lister()
         self.game_server_set_lister = gss_informer.lister()
         self.fleet_cache = fleet_informer.informer().mutation_cache()

@@ -21,8 +21,9 @@ from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from ...apis.agones.v1.common import AggregatedCounterStatus, AggregatedListStatus
 from ...apis.agones.v1.fleet import Fleet
-from ...client.informers.externalversions import SharedInformerFactory
+from ...client.informers.externalversions import SharedInformerFactory as TypedInformerFactory
 from ...featuregates import Feature, FeatureGates
+from ...informers import SharedInformerFactory
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...informers.store import DeletedFinalStateUnknown
 from . import fleets
@@ -91,11 +92,12 @@ class FleetMetrics:
         registry: CollectorRegistry | None = None,
     ) -> None:
         self.gates = gates
+        typed = TypedInformerFactory.from_generic(factory).agones().v1()
         self.replicas, self.rollout, self.counters, self.lists = _families(registry or REGISTRY)
-        self.game_server_set_lister = factory.agones().v1().game_server_sets().lister()
+        self.game_server_set_lister = typed.game_server_sets().lister()
         # (namespace, name) -> the counter and list keys recorded, to remove them on deletion
         self._keys: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
-        factory.agones().v1().fleets().informer().add_event_handler(
+        typed.fleets().informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self.record_fleet_changes,
                 update_func=lambda _old, new: self.record_fleet_changes(new),
