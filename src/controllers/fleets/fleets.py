@@ -118,8 +118,9 @@ def fleet_replicas(fleet: Fleet) -> FleetReplicas:
         replicas=_int(spec.replicas),
         ready=_int(fleet_status_of(fleet).ready_replicas),
         strategy=str(kind),
-        max_surge=ru.max_surge if ru.max_surge is not UNSET else "25%",
-        max_unavailable=ru.max_unavailable if ru.max_unavailable is not UNSET else "25%",
+        max_surge=ru.max_surge if ru.max_surge is not UNSET else None,
+        max_unavailable=ru.max_unavailable if ru.max_unavailable is not UNSET else None,
+        name=fleet.metadata.get_name() if fleet.metadata is not UNSET else "",
     )
 
 

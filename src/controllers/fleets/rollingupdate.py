@@ -4,7 +4,8 @@
 `apply_deployment_strategy(fleet, active, rest, rolling_update_fix)` answers, from replica counts
 alone, what a Fleet sync does to its GameServerSets: the spec.replicas the active set should have
 and, in order, the scale-downs of the inactive ("rest") sets. It raises `ValueError` for an unknown
-strategy type or a maxSurge/maxUnavailable that is neither an int nor a percentage.
+strategy type, or a maxSurge/maxUnavailable that is missing (a RollingUpdate strategy set by an
+update, which the webhook does not default) or not a number, with Go's texts.
 
 * No rest sets: the active set gets the Fleet's replicas. Rest sets all at spec 0: the active set
   gets replicas minus what the rest still hold Reserved or Allocated.
@@ -55,8 +56,10 @@ class FleetReplicas:
     replicas: int
     ready: int = 0
     strategy: str = ROLLING_UPDATE
-    max_surge: IntOrStr = "25%"
-    max_unavailable: IntOrStr = "25%"
+    max_surge: IntOrStr | None = "25%"
+    max_unavailable: IntOrStr | None = "25%"
+    name: str = ""
+    """The Fleet's name, for error messages."""
 
 
 @dataclass(frozen=True)
@@ -74,11 +77,13 @@ class Plan:
     scales: tuple[Scale, ...] = ()
 
 
-def _resolve(value: IntOrStr, total: int, round_up: bool, what: str) -> int:
+def _resolve(fleet: FleetReplicas, what: str, total: int, round_up: bool) -> int:
+    value = fleet.max_surge if what == "MaxSurge" else fleet.max_unavailable
     try:
-        return get_value_from_int_or_percent(IntOrString.parse(value), total, round_up)
+        parsed = None if value is None else IntOrString.parse(value)
+        return get_value_from_int_or_percent(parsed, total, round_up)
     except ValueError as err:
-        raise ValueError(f"error parsing {what} value: {err}") from err
+        raise ValueError(f"error parsing {what} value: {fleet.name}: {err}") from err
 
 
 def apply_deployment_strategy(
@@ -123,7 +128,7 @@ def rolling_update_active(
         return 0
     if active.spec_replicas >= fleet.replicas - sum_allocated:
         return fleet.replicas - sum_allocated
-    surge = _resolve(fleet.max_surge, fleet.replicas, True, "MaxSurge")
+    surge = _resolve(fleet, "MaxSurge", fleet.replicas, True)
     max_surge = surge + fleet.replicas
     replicas = min(replicas + surge, fleet.replicas)
     total = sum(s.replicas for s in rest) + replicas
@@ -135,7 +140,7 @@ def rolling_update_active(
 
 
 def _unavailable(fleet: FleetReplicas, base: int) -> int:
-    r = _resolve(fleet.max_unavailable, base, False, "MaxUnavailable")
+    r = _resolve(fleet, "MaxUnavailable", base, False)
     if r == 0:
         r = 1
     return min(r, fleet.replicas)
