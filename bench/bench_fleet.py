@@ -16,7 +16,8 @@ the Fleet through its scale subresource (as `kubectl scale` does) and reports:
 
 With `--kubeconfig` the bench runs against that cluster instead: it needs Agones' CRDs, webhooks
 and a controller (ours or Agones') running there, and game servers that call Ready (a fake kubelet,
-or a real image with `--image`). Writes cannot be counted at a remote API server; pass the
+a real image with `--image`, or `--simulate` on an agones-py local cluster started apart, e.g.
+`agones local up --simulate-all`). Writes cannot be counted at a remote API server; pass the
 controller's `/metrics` URL (`--controller-metrics`) to count its writes and 409s from
 `agones_k8s_client_http_request_total`, and `--controller-pid` for its RSS when it runs here.
 
@@ -265,7 +266,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             )
             factory.start()
             await factory.wait_for_cache_sync(30)
-            await client.create(FLEETS, fleet(args.image, stack is not None), namespace=NAMESPACE)
+            simulate = stack is not None or args.simulate
+            await client.create(FLEETS, fleet(args.image, simulate), namespace=NAMESPACE)
             await asyncio.sleep(2.0)  # the controller starts and creates the empty set
             rounds = []
             writes = Writes(stack, args.controller_metrics)
@@ -278,8 +280,14 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if stack is not None:
             await stack.stop()
+    counted = (
+        "every client, at the API server"
+        if stack is not None
+        else ("the controller only, from its /metrics" if args.controller_metrics else "nothing")
+    )
     return {
         "cluster": "local" if stack is not None else kubeconfig,
+        "writes_counted": counted,
         "replicas": args.replicas,
         "nodes": args.nodes if stack is not None else None,
         "rounds": rounds,
@@ -295,6 +303,11 @@ def main() -> None:
     parser.add_argument("--kubeconfig", default="", help="any cluster (default: the local stack)")
     parser.add_argument(
         "--image", default="us-docker.pkg.dev/agones-images/examples/simple-game-server:0.41"
+    )
+    parser.add_argument(
+        "--simulate",
+        action="store_true",
+        help="with --kubeconfig: mark pods simulated (agones-py's local cluster; others ignore it)",
     )
     parser.add_argument("--controller-metrics", default="", help="the controller's /metrics URL")
     parser.add_argument("--controller-pid", type=int, default=0, help="its pid, for RSS")
