@@ -20,8 +20,6 @@ from msgspec import UNSET
 from ...apis.agones.v1.common import AllocationOverflow
 from ...apis.agones.v1.gameserver import GameServer, GameServerState
 from ...apis.agones.v1.gameserverset import GameServerSet
-from ...client.errors import NotFoundError
-from ...client.informers.externalversions import SharedInformerFactory as TypedInformerFactory
 from ...client.versioned import Clientset
 from ...clock import Clock
 from ...featuregates import FeatureGates
@@ -29,9 +27,11 @@ from ...informers import SharedInformerFactory, split_meta_namespace_key
 from ...informers.labels import selector_from_set
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...workqueue import WorkerQueue, fast_rate_limiter
-from ..gameservers import PerNodeCounter
+from ..gameservers import PerNodeCounter, informers
 from ..gameservers.gameservers import deep_copy
 from .gameserversets import (
+    ensure_game_server_set_index,
+    game_server_sets_informer,
     list_game_servers_by_game_server_set_owner,
     priorities_for,
     scheduling_of,
@@ -107,10 +107,11 @@ class AllocationOverflowController:
         self.counter = counter
         self.gates = gates
         self.log = (logger or structlog.get_logger()).bind(controller="allocationoverflow")
-        typed = TypedInformerFactory.from_generic(factory).agones().v1()
-        gss_informer = typed.game_server_sets()
-        self.game_server_lister = typed.game_servers().lister()
-        self.game_server_set_lister = gss_informer.lister()
+        gss_informer = game_server_sets_informer(factory)
+        gs_informer = informers.game_servers(factory)
+        ensure_game_server_set_index(gs_informer.informer())
+        self.game_server_cache = gs_informer.informer().mutation_cache()
+        self.game_server_set_cache = gss_informer.informer().mutation_cache()
         self.workerqueue = WorkerQueue(
             self.sync_game_server_set,
             self.log,
@@ -132,16 +133,15 @@ class AllocationOverflowController:
 
     async def sync_game_server_set(self, key: str) -> None:
         """Label and annotate the Allocated GameServers of set `key` beyond its replicas."""
-        namespace, name = split_meta_namespace_key(key)
-        try:
-            gss = self.game_server_set_lister.game_server_sets(namespace).get(name)
-        except NotFoundError:
+        gss: GameServerSet | None = self.game_server_set_cache.get_by_key(key)
+        if gss is None:
             return
+        namespace = split_meta_namespace_key(key)[0]
         overflow = _overflow(gss)
         allocated, replicas = _allocated_and_replicas(gss)
         if overflow is None or allocated <= replicas:
             return
-        listed = list_game_servers_by_game_server_set_owner(self.game_server_lister, gss)
+        listed = list_game_servers_by_game_server_set_owner(self.game_server_cache, gss)
         matches, rest = count_matches(overflow, listed)
         if matches >= allocated - replicas:
             return
@@ -152,4 +152,4 @@ class AllocationOverflowController:
         for gs in ordered[: allocated - replicas - matches]:
             gs_copy = deep_copy(gs)
             apply_overflow(overflow, gs_copy)
-            await client.update(gs_copy)
+            self.game_server_cache.mutation(await client.update(gs_copy))

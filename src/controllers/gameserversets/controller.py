@@ -1,8 +1,10 @@
 """The GameServerSet controller (Agones `pkg/gameserversets/controller.go`).
 
-A GameServerSet keeps `spec.replicas` GameServers up. `sync_game_server_set(key)` lists the set's
-GameServers from the cache, overlays this process's own pending creations and deletions
-(`GameServerStateCache`, so a lagging cache never makes it create twice), asks the pure
+A GameServerSet keeps `spec.replicas` GameServers up. `sync_game_server_set(key)` reads the set and
+lists its GameServers (by an index on the set label) through the informers' shared MutationCaches,
+so this process's own writes (status, Shutdown) and the GameServer controller's are seen at once;
+it overlays its pending creations and deletions (`GameServerStateCache`, so a lagging cache never
+makes it create twice), asks the pure
 `compute_reconciliation_action` what to do, creates (`generateName: <set>-`, at most
 `max_creation_parallelism` at a time) and deletes (by writing state Shutdown — the GameServer
 controller then deletes; at most `max_deletion_parallelism` at a time), recording `SuccessfulCreate`
@@ -35,19 +37,20 @@ from ...apis.agones.v1.gameserver import (
 from ...apis.agones.v1.gameserverset import GameServerSet, GameServerSetStatus
 from ...apis.meta.objectmeta import controller_of, parse_time
 from ...client.errors import NotFoundError, is_conflict
-from ...client.informers.externalversions import SharedInformerFactory as TypedInformerFactory
 from ...client.versioned import Clientset
 from ...clock import Clock, RealClock
 from ...featuregates import FeatureGates
-from ...informers import DeletedFinalStateUnknown, SharedInformerFactory, split_meta_namespace_key
+from ...informers import DeletedFinalStateUnknown, SharedInformerFactory
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...record import EventBroadcaster, EventType
 from ...workqueue import WorkerQueue, fast_rate_limiter
-from ..gameservers import NodeCount, PerNodeCounter
+from ..gameservers import NodeCount, PerNodeCounter, informers
 from ..gameservers.gameservers import deep_copy
 from .allocation_overflow import AllocationOverflowController
 from .gameserver_state_cache import GameServerStateCache
 from .gameserversets import (
+    ensure_game_server_set_index,
+    game_server_sets_informer,
     list_game_servers_by_game_server_set_owner,
     priorities_for,
     scheduling_of,
@@ -229,9 +232,13 @@ class Controller:
         self.log = (logger or structlog.get_logger()).bind(controller="gameserverset")
         self.recorder = events.new_recorder("gameserverset-controller")
         self.creation_duration = creation_duration(registry)
-        typed = TypedInformerFactory.from_generic(factory).agones().v1()
-        gs_informer, gss_informer = typed.game_servers(), typed.game_server_sets()
-        self.game_server_lister = gs_informer.lister()
+        gs_informer = informers.game_servers(factory)  # shared: decoder and transform
+        gss_informer = game_server_sets_informer(factory)
+        ensure_game_server_set_index(gs_informer.informer())
+        # Shared with the GameServer controllers: they see our Shutdown writes at once, and we
+        # see theirs; the set's own cache holds our status writes.
+        self.game_server_cache = gs_informer.informer().mutation_cache()
+        self.game_server_set_cache = gss_informer.informer().mutation_cache()
         self.game_server_set_lister = gss_informer.lister()
         self.state_cache = GameServerStateCache(self.clock)
         self.workerqueue = WorkerQueue(
@@ -312,13 +319,11 @@ class Controller:
     async def sync_game_server_set(self, key: str) -> None:
         """Bring the set `key` (namespace/name) to its replica count and write its status."""
         log = self.workerqueue.logger_for(key)
-        namespace, name = split_meta_namespace_key(key)
-        try:
-            gss = self.game_server_set_lister.game_server_sets(namespace).get(name)
-        except NotFoundError:
+        gss: GameServerSet | None = self.game_server_set_cache.get_by_key(key)
+        if gss is None:
             log.debug("GameServerSet is no longer available for syncing")
             return
-        listed = list_game_servers_by_game_server_set_owner(self.game_server_lister, gss)
+        listed = list_game_servers_by_game_server_set_owner(self.game_server_cache, gss)
         game_servers = self.state_cache.for_game_server_set(gss).reconcile_with_updated_server_list(
             listed
         )
@@ -400,6 +405,7 @@ class Controller:
             gs_copy.gs_status.state = GameServerState.SHUTDOWN
             client = self.clientset.agones_v1().game_servers(_namespace(gs))
             stored = await client.update(gs_copy)
+            self.game_server_cache.mutation(stored)
             entry.deleted(stored)
             self.recorder.eventf(
                 gss,
@@ -425,7 +431,7 @@ class Controller:
             return
         gss_copy = msgspec.structs.replace(gss, status=status)
         client = self.clientset.agones_v1().game_server_sets(_namespace(gss))
-        await client.update_status(gss_copy)
+        self.game_server_set_cache.mutation(await client.update_status(gss_copy))
 
 
 def _replicas(gss: GameServerSet) -> int:

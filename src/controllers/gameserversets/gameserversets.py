@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from msgspec import UNSET
 
@@ -25,9 +26,12 @@ from ...apis.agones.v1.gameserver import GameServer, GameServerState
 from ...apis.agones.v1.gameserverset import GAME_SERVER_SET_GAME_SERVER_LABEL, GameServerSet
 from ...apis.meta.objectmeta import controller_of, parse_time
 from ...apis.scheduling import SchedulingStrategy
-from ...client.listers.agones.v1.gameserver import GameServerLister
+from ...client.informers.externalversions import SharedInformerFactory as TypedInformerFactory
+from ...client.informers.externalversions.agones.v1.gameserverset import GameServerSetInformer
 from ...featuregates import Feature, FeatureGates
-from ...informers.labels import selector_from_set
+from ...informers import SharedIndexInformer, SharedInformerFactory
+from ...informers.mutation_cache import MutationCache
+from ...informers.transform import ensure_transform, transform_strip_managed_fields
 from ..gameservers import NodeCount
 
 
@@ -153,8 +157,8 @@ def _list(gs: GameServer, key: str) -> tuple[int, int] | None:
 
 def compare_game_server_capacity(p: Priority, gs1: GameServer, gs2: GameServer) -> int:
     """-1, 0 or 1 as gs1's (capacity, count) for the priority's Counter or List is below, equal
-    to or above gs2's. When only one has it, that one is preferred: it sorts first in Ascending
-    order (0, 1, 2, nil) and last in Descending (nil, 2, 1, 0 read backwards)."""
+    to or above gs2's. When only one has it, the result makes that one sort first in either order
+    (Ascending 0, 1, 2, nil; Descending 2, 1, 0, nil)."""
     key = p.key if isinstance(p.key, str) else ""
     if p.type == PriorityType.COUNTER:
         v1, v2 = _counter(gs1, key), _counter(gs2, key)
@@ -192,13 +196,42 @@ def is_controlled_by(gs: GameServer, gss: GameServerSet) -> bool:
     return ref is not None and ref.uid is not UNSET and ref.uid == owner_uid
 
 
+def game_server_sets_informer(factory: SharedInformerFactory) -> GameServerSetInformer:
+    """The shared GameServerSet informer, its cache without `managedFields`."""
+    informer = TypedInformerFactory.from_generic(factory).agones().v1().game_server_sets()
+    ensure_transform(informer.informer(), transform_strip_managed_fields)
+    return informer
+
+
+GAME_SERVER_SET_INDEX = "agones.dev/gameserverset"
+"""Index of GameServers by `<namespace>/<label agones.dev/gameserverset>`."""
+
+
+def game_server_set_index_func(obj: Any) -> list[str]:
+    if not isinstance(obj, GameServer) or obj.metadata is UNSET:
+        return []
+    name = obj.metadata.get_labels().get(GAME_SERVER_SET_GAME_SERVER_LABEL)
+    return [] if name is None else [f"{obj.metadata.get_namespace()}/{name}"]
+
+
+def ensure_game_server_set_index(informer: SharedIndexInformer) -> None:
+    """Index the GameServer informer by set (once, whichever controller asks first)."""
+    if GAME_SERVER_SET_INDEX not in informer.indexer.get_indexers():
+        informer.add_indexers({GAME_SERVER_SET_INDEX: game_server_set_index_func})
+
+
 def list_game_servers_by_game_server_set_owner(
-    lister: GameServerLister, gss: GameServerSet
+    cache: MutationCache, gss: GameServerSet
 ) -> list[GameServer]:
-    """The cached GameServers labelled with the set's name and controlled by it (by uid)."""
+    """The GameServers labelled with the set's name and controlled by it (by uid), each the newer
+    of the cached one and this process's last write of it."""
     meta = gss.metadata
     name = meta.get_name() if meta is not UNSET else ""
     namespace = meta.get_namespace() if meta is not UNSET else ""
-    selector = selector_from_set({GAME_SERVER_SET_GAME_SERVER_LABEL: name})
-    listed = lister.game_servers(namespace).list(selector)
-    return [gs for gs in listed if is_controlled_by(gs, gss)]
+    listed = cache.by_index(GAME_SERVER_SET_INDEX, f"{namespace}/{name}")
+    return [
+        gs
+        for gs in listed
+        if gs.meta.get_labels().get(GAME_SERVER_SET_GAME_SERVER_LABEL) == name
+        and is_controlled_by(gs, gss)
+    ]

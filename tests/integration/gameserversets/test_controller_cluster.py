@@ -24,7 +24,7 @@ from agones.client.rest import Resource, RESTClient
 from agones.client.versioned import Clientset
 from agones.client.versioned.resources import GAME_SERVER_SETS, GAME_SERVERS
 from agones.controllers.gameservers import PerNodeCounter
-from agones.controllers.gameserversets import Controller
+from agones.controllers.gameserversets import Controller, GameServerSetSettings
 from agones.featuregates import FeatureGates
 from agones.informers import SharedInformerFactory
 from agones.record import EventBroadcaster
@@ -76,6 +76,7 @@ async def eventually(check: Callable[[], Any], timeout: float = 30.0, what: str 
 class Env:
     rest: RESTClient
     namespace: str
+    registry: CollectorRegistry
 
     async def game_servers(self) -> list[dict[str, Any]]:
         listed = await self.rest.list(GAME_SERVERS, self.namespace)
@@ -99,19 +100,24 @@ async def env(cluster: Cluster) -> AsyncIterator[Env]:
         await install_crd(rest, cluster, "gameserverset.yaml")
         factory = SharedInformerFactory(rest, 30.0, namespace=namespace)
         events = EventBroadcaster(rest)
+        registry = CollectorRegistry()
         controller = Controller(
             Clientset(rest),
             factory,
             PerNodeCounter(factory),
             events,
             FeatureGates(),
-            registry=CollectorRegistry(),
+            # Small batches, so reaching 3 takes a capped (partial) sync and its re-enqueue.
+            GameServerSetSettings(
+                max_creation_parallelism=2, max_game_server_creations_per_batch=2
+            ),
+            registry=registry,
         )
         factory.start()
         assert all((await factory.wait_for_cache_sync(20)).values())
         tasks = [asyncio.create_task(controller.run(2)), asyncio.create_task(events.run())]
         try:
-            yield Env(rest, namespace)
+            yield Env(rest, namespace, registry)
         finally:
             for task in tasks:
                 task.cancel()
@@ -124,7 +130,7 @@ async def env(cluster: Cluster) -> AsyncIterator[Env]:
         await rest.close()
 
 
-def game_server_set(name: str, replicas: int) -> dict[str, Any]:
+def game_server_set(name: str, replicas: int, **spec: Any) -> dict[str, Any]:
     return {
         "apiVersion": "agones.dev/v1",
         "kind": "GameServerSet",
@@ -132,6 +138,7 @@ def game_server_set(name: str, replicas: int) -> dict[str, Any]:
         "spec": {
             "replicas": replicas,
             "scheduling": "Distributed",
+            **spec,
             "template": {
                 "metadata": {"labels": {"app": "game"}},
                 "spec": {
@@ -174,6 +181,11 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         return status.get("replicas") == n
 
     await eventually(lambda: status_replicas(3), what="status.replicas 3")
+    # A batch of 2 then one of 1 (the batch cap), each observed once, as Agones labels it.
+    for batch in ("2", "1"):
+        labels = {"name": batch, "type": "none", "fleet_name": "none", "namespace": ""}
+        count = env.registry.get_sample_value("agones_gameserver_creation_duration_count", labels)
+        assert count is not None and count >= 1
 
     # Deleted behind its back: the set replaces it, and never overshoots.
     victim = servers[0]["metadata"]["name"]
@@ -234,3 +246,37 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         return reasons if {"SuccessfulCreate", "SuccessfulDelete"} <= reasons else None
 
     await eventually(events, what="SuccessfulCreate and SuccessfulDelete events")
+
+
+async def test_allocation_overflow_labels_the_surplus_allocated_servers(env: Env) -> None:
+    overflow = {"labels": {"overflow": "true"}, "annotations": {"drain": "soon"}}
+    await env.rest.create(
+        GAME_SERVER_SETS, game_server_set("busy", 3, allocationOverflow=overflow), env.namespace
+    )
+
+    async def three() -> list[dict[str, Any]] | None:
+        gss = await env.game_servers()
+        return gss if len(gss) == 3 else None
+
+    for gs in await eventually(three, what="3 GameServers"):
+        await env.set_state(gs["metadata"]["name"], "Allocated")
+
+    async def allocated(n: int) -> bool:
+        status = (await env.game_server_set("busy")).get("status") or {}
+        return status.get("allocatedReplicas") == n
+
+    await eventually(lambda: allocated(3), what="status.allocatedReplicas 3")
+    await env.rest.patch(
+        GAME_SERVER_SETS, "busy", {"spec": {"replicas": 1}}, namespace=env.namespace
+    )
+
+    async def labelled() -> list[dict[str, Any]] | None:
+        gss = await env.game_servers()
+        marked = [gs for gs in gss if gs["metadata"].get("labels", {}).get("overflow") == "true"]
+        return marked if len(marked) == 2 else None
+
+    for gs in await eventually(labelled, what="two overflow-labelled GameServers"):
+        assert gs["metadata"]["annotations"]["drain"] == "soon"
+    servers = await env.game_servers()
+    assert len(servers) == 3
+    assert all(gs["status"]["state"] == "Allocated" for gs in servers)
