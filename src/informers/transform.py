@@ -13,17 +13,24 @@ whose other fields were dropped.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
-
-if TYPE_CHECKING:
-    from .shared_informer import SharedIndexInformer
 
 TransformFunc = Callable[[Any], Any]
 
 
-def ensure_transform(informer: SharedIndexInformer, transform: TransformFunc) -> None:
+class Transformable(Protocol):
+    """What `ensure_transform` needs of a shared informer (a Protocol, so this module, which the
+    informer's own modules import, does not import the informer back)."""
+
+    name: str
+    fifo: Any
+
+    def set_transform(self, transform: TransformFunc) -> None: ...
+
+
+def ensure_transform(informer: Transformable, transform: TransformFunc) -> None:
     """Give a shared informer `transform` unless it has it already (every registrant of a shared
     informer asks for the same one); a different transform already set is a coder error."""
     current = informer.fifo.transform
