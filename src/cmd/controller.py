@@ -1,11 +1,13 @@
-"""`agones controller`: the controller process (Agones `cmd/controller`): GameServers and GameServerSets.
+"""`agones controller`: the controller process (Agones `cmd/controller`): GameServers, GameServerSets
+and Fleets.
 
 Flags and environment variables (Agones' names; env = upper-case flag, `-` → `_`) map onto
 `ControllerConfig` here and nowhere else. `build(context, config)` constructs the controllers on a
 runner context and is reusable (e.g. by `agones local up`); `run` wires the REST client (kubeconfig
 or in-cluster), the shared informer factory, the port allocator, the GameServer controller family,
-the per-node counter and metrics, the GameServerSet controller, leader election when enabled, `/live` `/ready` `/metrics`, and a
-SIGTERM drain — all through `agones.controller.ControllerRunner`.
+the per-node counter and metrics, the GameServerSet and Fleet controllers (with the Fleet metrics),
+leader election when enabled, `/live` `/ready` `/metrics`, and a SIGTERM drain — all through
+`agones.controller.ControllerRunner`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..client.config import ConfigError, load_config
 from ..client.rest import RESTClient
 from ..client.versioned import Clientset
 from ..controller import Context, ControllerRunner, ControllerSettings, Runnable
-from ..controllers import gameserversets
+from ..controllers import fleets, gameserversets
 from ..controllers.gameservers import Controller, GameServerMetrics, PerNodeCounter, SidecarConfig
 from ..featuregates import FeatureGates
 from ..logging import configure_logging
@@ -221,19 +223,34 @@ def build_game_server_set_controller(
     return controller
 
 
+def build_fleet_controller(context: Context, config: ControllerConfig) -> fleets.Controller:
+    controller = fleets.Controller(
+        Clientset(context.client),
+        context.informer_factory,
+        context.event_broadcaster,
+        config.gates,
+        clock=context.clock,
+        logger=context.logger,
+    )
+    context.health.add_liveness_check("fleet-workerqueue", controller.healthy)
+    if config.settings.prometheus_exporter:
+        fleets.FleetMetrics(context.informer_factory, config.gates)
+    return controller
+
+
 def build(context: Context, config: ControllerConfig) -> list[Runnable]:
     """Construct the controllers on a runner context; return what to run."""
     game_servers = build_game_server_controllers(context, config)
     game_server_sets = build_game_server_set_controller(
         context, config, game_servers.per_node_counter
     )
-    return [game_servers.controller, game_server_sets]
+    return [game_servers.controller, game_server_sets, build_fleet_controller(context, config)]
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "controller",
-        help="run the GameServer and GameServerSet controllers (Agones cmd/controller)",
+        help="run the GameServer, GameServerSet and Fleet controllers (Agones cmd/controller)",
     )
     add_flags(parser)
     parser.set_defaults(func=run)

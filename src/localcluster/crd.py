@@ -19,7 +19,7 @@ from aiohttp import web
 
 from ..apis import field as fielderr
 from ..apis.field import FieldError
-from . import errors, schema
+from . import errors, limits, schema
 from .deletion import DeleteOptions
 from .handlers import ResourceHandler
 from .meta import now_rfc3339
@@ -466,16 +466,12 @@ class CRDController:
     async def scale(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
     ) -> web.StreamResponse:
-        from ..jsonpatch import PatchError
-        from ..jsonpatch import apply_patch as apply_json_patch
-        from .patch import apply_merge_patch
         from .table import jsonpath
 
         paths = info.custom.scale or {}
         spec_path = paths.get("specReplicasPath", ".spec.replicas")
         status_path = paths.get("statusReplicasPath", ".status.replicas")
         selector_path = paths.get("labelSelectorPath")
-        entry = self.registry.get(info, ns, name)
 
         def to_scale(obj: Obj) -> Obj:
             md = obj["metadata"]
@@ -499,45 +495,77 @@ class CRDController:
 
         method = request.method
         if method == "GET":
-            return json_response(_encode(to_scale(entry.obj)))
-        current = to_scale(entry.obj)
-        if method == "PUT":
-            body = await read_body(request)
-        elif method == "PATCH":
-            ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
-            patch = await read_body(request, accepted=None)
-            try:
-                if ctype == "application/json-patch+json":
-                    body = apply_json_patch(current, patch)
-                elif ctype in (
-                    "application/merge-patch+json",
-                    "application/strategic-merge-patch+json",
-                    "application/apply-patch+yaml",
-                ):
-                    body = apply_merge_patch(current, patch)
-                else:
-                    raise errors.unsupported_media_type(ctype)
-            except PatchError as err:
-                raise errors.StatusError(422, "Invalid", str(err)) from None
-        else:
+            return json_response(_encode(to_scale(self.registry.get(info, ns, name).obj)))
+        if method not in ("PUT", "PATCH"):
             raise errors.method_not_supported(info.group, f"{info.resource}/scale", method.lower())
-        replicas = ((body or {}).get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise errors.invalid(
-                "autoscaling",
-                "Scale",
-                name,
-                [fielderr.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
-            )
-        obj = msgspec.json.decode(_encode(entry.obj))
-        want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
-        obj["metadata"]["resourceVersion"] = want_rv or entry.obj["metadata"]["resourceVersion"]
-        cur: Any = obj
-        steps = spec_path.lstrip(".").split(".")
-        for step in steps[:-1]:
-            cur = cur.setdefault(step, {})
-        cur[steps[-1]] = replicas
-        updated = await self.registry.update_checked(
-            info, ns, name, obj, "", is_dry_run(request.query)
+        accepted = None if method == "PATCH" else limits.BUILTIN_MEDIA_TYPES  # patches: below
+        raw_body = await read_body(request, accepted=accepted)
+        ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+        # A patch that names no resourceVersion is applied again to the stored object when another
+        # write got in first, as the apiserver's patcher retries its GuaranteedUpdate.
+        retries = 5 if method == "PATCH" and not _names_resource_version(raw_body) else 0
+        for attempt in range(retries + 1):
+            entry = self.registry.get(info, ns, name)
+            current = to_scale(entry.obj)
+            body = raw_body if method == "PUT" else _patched_scale(ctype, current, raw_body)
+            replicas = ((body or {}).get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+                raise errors.invalid(
+                    "autoscaling",
+                    "Scale",
+                    name,
+                    [
+                        fielderr.invalid(
+                            "spec.replicas", replicas, "must be greater than or equal to 0"
+                        )
+                    ],
+                )
+            obj = msgspec.json.decode(_encode(entry.obj))
+            want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
+            obj["metadata"]["resourceVersion"] = want_rv or entry.obj["metadata"]["resourceVersion"]
+            cur: Any = obj
+            steps = spec_path.lstrip(".").split(".")
+            for step in steps[:-1]:
+                cur = cur.setdefault(step, {})
+            cur[steps[-1]] = replicas
+            try:
+                updated = await self.registry.update_checked(
+                    info, ns, name, obj, "", is_dry_run(request.query)
+                )
+            except errors.StatusError as err:
+                if err.code == 409 and attempt < retries:
+                    continue
+                raise
+            return json_response(_encode(to_scale(updated.obj)))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _names_resource_version(patch: Any) -> bool:
+    """Whether a scale patch carries a resourceVersion precondition."""
+    if isinstance(patch, dict):
+        return bool((patch.get("metadata") or {}).get("resourceVersion"))
+    if isinstance(patch, list):
+        return any(
+            isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch
         )
-        return json_response(_encode(to_scale(updated.obj)))
+    return False
+
+
+def _patched_scale(ctype: str, current: Obj, patch: Any) -> Any:
+    """The Scale after a JSON or merge patch (strategic and apply patches merge as merge patches)."""
+    from ..jsonpatch import PatchError
+    from ..jsonpatch import apply_patch as apply_json_patch
+    from .patch import apply_merge_patch
+
+    try:
+        if ctype == "application/json-patch+json":
+            return apply_json_patch(current, patch)
+        if ctype in (
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
+        ):
+            return apply_merge_patch(current, patch)
+    except PatchError as err:
+        raise errors.StatusError(422, "Invalid", str(err)) from None
+    raise errors.unsupported_media_type(ctype)
