@@ -333,11 +333,14 @@ class Allocator:
             try:
                 updated = await self._apply_and_write(deep_copy(cached), request.gsa)
             except Exception as err:
-                if not is_conflict(err):
+                if is_conflict(err):
+                    self.allocation_cache.release(cached)
+                else:
                     self.allocation_cache.add_game_server(cached)
                 if not request.future.done():
                     request.future.set_exception(err)
                 return
+        self.allocation_cache.written(updated)
         if not request.future.done():
             request.future.set_result(updated)
 
