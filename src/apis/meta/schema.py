@@ -134,6 +134,12 @@ def unwrap(t: mi.Type) -> TypeSpec:
 
 
 @functools.cache
+def _type_info(cls: type[msgspec.Struct]) -> mi.Type:
+    """`msgspec.inspect.type_info`, once per class (it re-evaluates every annotation)."""
+    return mi.type_info(cls)
+
+
+@functools.cache
 def struct_fields(cls: type[msgspec.Struct]) -> tuple[FieldSpec, ...]:
     """The fields of a Struct with their JSON names and merged CRD metadata (for codegen too)."""
     info = mi.type_info(cls)
@@ -219,7 +225,7 @@ def check_types(
     """
     errs: list[FieldError] = []
     checker = _Checker(errs, empty_enums_unset)
-    cleaned = checker.check(raw, TypeSpec(mi.type_info(cls)), path or Path())
+    cleaned = checker.check(raw, TypeSpec(_type_info(cls)), path or Path())
     return cleaned, errs
 
 
