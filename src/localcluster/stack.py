@@ -156,6 +156,10 @@ class WriteCounter:
 class LocalStack:
     def __init__(self, options: StackOptions | None = None) -> None:
         self.options = options or StackOptions()
+        if self.options.extensions_replicas < 1:
+            raise ValueError(
+                f"extensions replicas must be at least 1, not {self.options.extensions_replicas}"
+            )
         self.gates = FeatureGates.parse(self.options.gates)
         self.addresses = node_addresses(self.options.nodes, self.options.first_node_address)
         self.api = LocalAPIServer(
