@@ -11,8 +11,9 @@ the outcomes, one line per (mode, replicas, concurrency).
     .venv/bin/python -m bench.bench_allocation                  # the whole table
     .venv/bin/python -m bench.bench_allocation --modes ours --replicas 1 --requests 300
 
-`--stress N` instead runs the replica test's stress (2 partitioned replicas, 50 clients, write
-faults, GameServers re-readied) for N allocations in-process and prints the outcome counts.
+`--stress N --pool P` instead runs the replica test's stress (2 partitioned replicas, 50 clients,
+write faults, P GameServers re-readied) for N allocations in-process and prints the outcome counts;
+`--shared` makes the two replicas share every candidate, as Agones' do.
 """
 
 from __future__ import annotations
@@ -216,7 +217,8 @@ def run_config(mode: str, replicas: int, pool: int, requests: int) -> None:
                 child.kill()
 
 
-async def stress(total: int) -> None:
+async def stress(total: int, pool: int, partitioned: bool) -> None:
+    from agones.logging import configure_logging
     from tests.integration.gameserverallocations.harness import harness
     from tests.integration.gameserverallocations.test_replicas import fill as fill_pool
     from tests.integration.gameserverallocations.test_replicas import (
@@ -227,14 +229,16 @@ async def stress(total: int) -> None:
         stress as run,
     )
 
+    configure_logging("error")
     async with harness() as h:
-        replicas = await two_replicas(h)
-        await fill_pool(h, replicas, 100)
+        replicas = await two_replicas(h, partitioned)
+        await fill_pool(h, replicas, pool)
         start = time.perf_counter()
         tally = await run(h, replicas, total)
         elapsed = time.perf_counter() - start
         print(
-            f"{total} allocations, 2 partitioned replicas, 50 clients, write faults "
+            f"{total} allocations, {pool} GameServers, 2 {'partitioned' if partitioned else 'shared'} "
+            "replicas, 50 clients, write faults "
             f"({h.server.faults.injected} injected): {dict(tally.outcomes)}, "
             f"double allocations {len(tally.doubles)}, retries {sum(retries(r) for r in replicas)}, "
             f"{total / elapsed:.0f}/s"
@@ -253,12 +257,13 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=600, help="per phase, our mode")
     parser.add_argument("--stress", type=int, default=0)
+    parser.add_argument("--shared", action="store_true", help="stress: replicas share candidates")
     args = parser.parse_args()
     if args.command == "serve":
         asyncio.run(serve(args.kubeconfig, args.wait, args.replicas))
         return
     if args.stress:
-        asyncio.run(stress(args.stress))
+        asyncio.run(stress(args.stress, args.pool, not args.shared))
         return
     for mode in args.modes.split(","):
         for replicas in (int(r) for r in args.replicas.split(",")):

@@ -297,3 +297,34 @@ def test_malformed_bodies_never_give_a_5xx(env: Env, case: tuple[bytes, str]) ->
     assert resp.status in (201, 400, 415, 422), resp
     if resp.status != 201:
         assert resp.body["kind"] == "Status" and resp.body["code"] == resp.status
+
+
+def served(allocator: object) -> float:
+    total = 0.0
+    for family in allocator.latency.collect():  # type: ignore[attr-defined]
+        total += sum(s.value for s in family.samples if s.name.endswith("_count"))
+    return total
+
+
+def test_two_extensions_replicas_behind_one_service_share_the_work() -> None:
+    threaded = ThreadedStack(
+        StackOptions(nodes=1, controller=False, simulate_all=True, extensions_replicas=2)
+    )
+    threaded.start()
+    try:
+        env = Env(threaded, "default")
+        names = {env.create_ready(GREEN) for _ in range(20)}
+        for allocator in env.stack.allocators:
+            wait_for(lambda a=allocator: len(a.allocation_cache) >= 20, what="both caches full")
+        body = {
+            "apiVersion": "allocation.agones.dev/v1",
+            "kind": "GameServerAllocation",
+            "spec": {"selectors": [{"matchLabels": {"agones.dev/fleet": "green-fleet"}}]},
+        }
+        path = f"{GROUP_PATH}/namespaces/default/gameserverallocations"
+        got = [env.api.request("POST", path, body).body["status"] for _ in range(20)]
+        assert [s["state"] for s in got] == ["Allocated"] * 20
+        assert {s["gameServerName"] for s in got} == names
+        assert all(served(a) > 0 for a in env.stack.allocators)
+    finally:
+        threaded.stop()
