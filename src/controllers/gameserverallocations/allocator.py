@@ -323,7 +323,13 @@ class Allocator:
                 request = self._pending.get_nowait()
             if request.future.done():  # the caller went away
                 continue
-            batch.serve(request)
+            try:
+                batch.serve(request)
+            except Exception as err:  # never let one request stop the loop for all others
+                self.log.error("allocation batch failed", error=str(err), exc_info=err)
+                batch.drop()
+                if not request.future.done():
+                    request.future.set_exception(err)
 
     def _start_update(self, request: _Request, gs: GameServer) -> None:
         self._spawn(self._update(request, gs))

@@ -255,3 +255,27 @@ async def test_default_mode_serves_a_lone_request_without_the_clock_moving() -> 
         out = await asyncio.wait_for(allocator.allocate(request([{}])), 10)
         assert out.status.state == "Allocated"
         assert clock.now() == 1_000_000.0
+
+
+async def test_a_failing_batch_fails_its_request_and_the_loop_serves_the_next(
+    monkeypatch: Any,
+) -> None:
+    async with harness() as h:
+        await h.create_ready("gs-0")
+        allocator = await h.allocator()
+        await wait_cached(h, allocator, 1)
+        cache = allocator.allocation_cache
+
+        def broken(_: Any) -> list[Any]:
+            raise RuntimeError("sort exploded")
+
+        monkeypatch.setattr(cache, "list_sorted_game_servers", broken)
+        try:
+            await allocator.allocate(request([{}]))
+        except RuntimeError as err:
+            assert "sort exploded" in str(err)
+        else:
+            raise AssertionError("no error")
+        monkeypatch.undo()
+        out = await asyncio.wait_for(allocator.allocate(request([{}])), 10)
+        assert out.status.state == "Allocated"
