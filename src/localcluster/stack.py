@@ -6,7 +6,8 @@ the admission webhooks in-process over HTTPS with a generated certificate (the S
 `agones-controller-service` points at them; the Mutating/ValidatingWebhookConfigurations carry the
 certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
 own informers, registered through the APIService `v1.allocation.agones.dev`, so
-`kubectl create -f gameserverallocation.yaml` works), the simulated nodes with their scheduler and kubelets, and the
+`kubectl create -f gameserverallocation.yaml` works; `extensions_replicas` such servers behind the
+one Service, each with its own allocator and share of the candidates), the simulated nodes with their scheduler and kubelets, and the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`). `stop()` undoes all of it, killing every
 process it started. `ThreadedStack` runs one on its own loop in a thread for synchronous callers.
