@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+import pytest
 
 from agones.apis.allocation.v1 import GameServerAllocation
 from agones.client.errors import ApiError
@@ -28,6 +29,8 @@ from tests.integration.gameserverallocations.harness import (
     AllocationHarness,
     harness,
 )
+
+pytestmark = pytest.mark.slow
 
 EPOCH = "test/epoch"
 SELECTOR = {"matchLabels": {"agones.dev/fleet": "green-fleet"}}
