@@ -255,3 +255,42 @@ def test_packed_picks_by_agones_order(
     )
     found = find_game_server_for_allocation(request, got, GATES)
     assert (found[0] if found else None) is expected
+
+
+def test_distributed_without_counts_and_lists_searches_in_random_order() -> None:
+    gates = FeatureGates.parse("CountsAndLists=false")
+    servers = [gs(f"gs-{i}", labels={"f": "x"}, rooms=None) for i in range(30)]
+    request = msgspec.convert(
+        {"metadata": {"namespace": "default"}, "spec": {"scheduling": "Distributed"}},
+        GameServerAllocation,
+    )
+    apply_defaults(request, gates)
+    converter(request)
+    picks = set()
+    for _ in range(40):
+        found = find_game_server_for_allocation(request, servers, gates)
+        assert found is not None
+        picks.add(found[0].meta.get_name())
+    assert len(picks) > 1  # Packed would always answer gs-0
+
+
+def test_allocation_metrics_use_agones_names_and_buckets() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from agones.controllers.gameserverallocations.metrics import families
+
+    registry = CollectorRegistry()
+    latency, retries = families(registry)
+    labels = ("green", "none", "false", "Allocated", "Packed")
+    latency.labels(*labels).observe(0.02)
+    retries.labels(*labels).observe(2)
+    samples = [s for m in registry.collect() for s in m.samples]
+    bounds = sorted(
+        float(s.labels["le"])
+        for s in samples
+        if s.name == "agones_gameserver_allocations_duration_seconds_bucket"
+        and s.labels["le"] != "+Inf"
+    )
+    assert bounds == [0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2, 3]
+    assert "agones_gameserver_allocations_retry_total_bucket" in {s.name for s in samples}
+    assert families(registry) == (latency, retries)
