@@ -5,7 +5,10 @@ deletion on), the CRDs from `crds/` (waiting until they are served), the namespa
 the `agones-sdk` ServiceAccount in `default` (as the Helm chart installs it), the admission
 webhooks in-process over HTTPS with a generated certificate (the Service
 `agones-controller-service` points at them; the Mutating/ValidatingWebhookConfigurations carry the
-certificate as their CA bundle), the simulated nodes with their scheduler and kubelets, and the
+certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
+own informers, registered through the APIService `v1.allocation.agones.dev`, so
+`kubectl create -f gameserverallocation.yaml` works; `extensions_replicas` such servers behind the
+one Service, each with its own allocator and share of the candidates), the simulated nodes with their scheduler and kubelets, and the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`). `stop()` undoes all of it, killing every
 process it started. `ThreadedStack` runs one on its own loop in a thread for synchronous callers.
@@ -13,8 +16,8 @@ process it started. `ThreadedStack` runs one on its own loop in a thread for syn
 `WriteCounter` counts the requests that change state at the API server (every verb except
 get/list/watch), by client, the User-Agent's product: `agones-py` is the controller, `Python`
 (aiohttp's default) sidecar processes, `agones-local-kubelet`, `-scheduler` and `-sdkserver` the
-in-process kubelets, scheduler and simulated sidecars, `kubectl` kubectl; those answered 409 are
-counted again in `conflicts`.
+in-process kubelets, scheduler and simulated sidecars, `agones-extensions` the allocation API,
+`kubectl` kubectl; those answered 409 are counted again in `conflicts`.
 """
 
 from __future__ import annotations
@@ -39,11 +42,15 @@ from ..client.config import load_config
 from ..client.errors import ApiError
 from ..client.rest import Resource, RESTClient
 from ..client.versioned.resources import NODES
+from ..controllers.gameserverallocations import Allocator, AllocatorSettings, Partition
+from ..controllers.gameserverallocations.controller import Extensions
+from ..extensions.apiserver import APIServer
 from ..extensions.certs import self_signed, server_ssl_context
-from ..extensions.configurations import SERVICE_NAME, webhook_configurations
+from ..extensions.configurations import SERVICE_NAME, api_service, webhook_configurations
 from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
+from ..record import EventBroadcaster
 from .errors import StatusError
 from .kubelet import Kubelet, KubeletConfig
 from .scheduler import Scheduler, node_object
@@ -67,6 +74,7 @@ MUTATING = Resource(
 VALIDATING = Resource(
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
 )
+APISERVICES = Resource("apiregistration.k8s.io", "v1", "apiservices", namespaced=False)
 SYSTEM_NAMESPACE = "agones-system"
 SDK_SERVICE_ACCOUNT = "agones-sdk"
 USER_AGENT = "agones-local-kubelet"
@@ -99,6 +107,10 @@ class StackOptions:
     """Per-pod network namespaces (None: when supported)."""
     controller: bool = True
     """Start the controller child process."""
+    allocation_batch_wait_time: float = 0.0
+    """The allocator's idle sleep (0: serve a lone request at once; Agones: 0.5)."""
+    extensions_replicas: int = 1
+    """Webhook + allocation API servers behind the extensions Service (each its own allocator)."""
 
 
 def node_addresses(count: int, first: str) -> dict[str, str]:
@@ -164,6 +176,10 @@ class WriteCounter:
 class LocalStack:
     def __init__(self, options: StackOptions | None = None) -> None:
         self.options = options or StackOptions()
+        if self.options.extensions_replicas < 1:
+            raise ValueError(
+                f"extensions replicas must be at least 1, not {self.options.extensions_replicas}"
+            )
         self.gates = FeatureGates.parse(self.options.gates)
         self.addresses = node_addresses(self.options.nodes, self.options.first_node_address)
         self.api = LocalAPIServer(
@@ -179,7 +195,10 @@ class LocalStack:
         self.factory: SharedInformerFactory | None = None
         self.kubelet: Kubelet | None = None
         self.scheduler: Scheduler | None = None
-        self.webhooks: WebhookServer | None = None
+        self.extensions: list[tuple[WebhookServer, APIServer]] = []
+        self.allocators: list[Allocator] = []
+        self._allocator_factories: list[SharedInformerFactory] = []
+        self._ca: bytes = b""
         self.controller_proc: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._clients: list[RESTClient] = []
@@ -199,6 +218,7 @@ class LocalStack:
             RESTClient(replace(config, user_agent=f"agones-local-{who}"))
             for who in ("scheduler", "sdkserver")
         ]
+        self._clients.append(RESTClient(replace(config, user_agent="agones-extensions")))
         await self._install_crds()
         await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
         for ns in GAMESERVER_NAMESPACES:
@@ -225,6 +245,7 @@ class LocalStack:
         self.factory.start()
         await self.factory.wait_for_cache_sync(30)
         self._tasks.append(asyncio.create_task(self.scheduler.run()))
+        await self._start_allocation()
         if self.options.controller:
             await self.start_controller()
 
@@ -258,15 +279,22 @@ class LocalStack:
         raise RuntimeError("CRDs were not established")
 
     async def _start_webhooks(self) -> None:
+        """`extensions_replicas` webhook servers behind the one Service, each serving its own
+        allocation API (see `_start_allocation`)."""
         hosts = [f"{SERVICE_NAME}.{SYSTEM_NAMESPACE}.svc", SERVICE_NAME, "localhost", "127.0.0.1"]
         cert, key = self_signed(hosts)
-        self.webhooks = WebhookServer(self.gates, server_ssl_context(cert, key))
-        await self.webhooks.start("127.0.0.1", 0)
+        self._ca = cert
+        for _ in range(self.options.extensions_replicas):
+            api = APIServer()
+            server = WebhookServer(self.gates, server_ssl_context(cert, key), api=api)
+            await server.start("127.0.0.1", 0)
+            self.extensions.append((server, api))
+        addresses = ",".join(f"127.0.0.1:{server.port}" for server, _ in self.extensions)
         service = {
             "metadata": {
                 "name": SERVICE_NAME,
                 "namespace": SYSTEM_NAMESPACE,
-                "annotations": {ADDRESS_ANNOTATION: f"127.0.0.1:{self.webhooks.port}"},
+                "annotations": {ADDRESS_ANNOTATION: addresses},
             },
             "spec": {"ports": [{"name": "webhooks", "port": 443, "targetPort": 8081}]},
         }
@@ -274,6 +302,35 @@ class LocalStack:
         mutating, validating = webhook_configurations(cert, SYSTEM_NAMESPACE)
         await self._ensure(MUTATING, mutating)
         await self._ensure(VALIDATING, validating)
+
+    async def _start_allocation(self) -> None:
+        """One allocator per extensions replica (its own client, informers, events and share of
+        the candidates), then the APIService that routes the allocation API to them."""
+        count = len(self.extensions)
+        for index, (_, api) in enumerate(self.extensions):
+            client = self._clients[-1]
+            factory = SharedInformerFactory(client)
+            events = EventBroadcaster(client)
+            settings = AllocatorSettings(
+                batch_wait_time=self.options.allocation_batch_wait_time,
+                partition=Partition(index, count),
+            )
+            allocator = Allocator(client, factory, events, self.gates, settings)
+            factory.start()
+            self._allocator_factories.append(factory)
+            self._tasks.append(asyncio.create_task(events.run()))
+            await allocator.start()
+            self.allocators.append(allocator)
+            Extensions(allocator).register_api_resource(api)
+        await self._ensure(APISERVICES, api_service(self._ca, SYSTEM_NAMESPACE))
+
+    @property
+    def webhooks(self) -> WebhookServer | None:
+        return self.extensions[0][0] if self.extensions else None
+
+    @property
+    def allocator(self) -> Allocator | None:
+        return self.allocators[0] if self.allocators else None
 
     def controller_argv(self) -> list[str]:
         o = self.options
@@ -336,13 +393,17 @@ class LocalStack:
         await step(self.stop_controller())
         if self.kubelet is not None:
             await step(self.kubelet.stop())
+        for allocator in self.allocators:
+            await step(allocator.stop())
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for factory in self._allocator_factories:
+            await step(factory.shutdown())
         if self.factory is not None:
             await step(self.factory.shutdown())
-        if self.webhooks is not None:
-            await step(self.webhooks.stop())
+        for server, _ in self.extensions:
+            await step(server.stop())
         for client in [*([self.client] if self.client is not None else []), *self._clients]:
             await step(client.close())
         await step(self.api.stop())
