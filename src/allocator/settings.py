@@ -1,0 +1,54 @@
+"""The allocator service's settings (Agones `cmd/allocator` `config`), with Agones' defaults.
+
+Flags and environment variables map onto these in `cmd/allocator.py`, nowhere else. Durations are
+seconds. A port of -1 is off; gRPC and REST on the same port share one listener.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class AllocatorServiceSettings:
+    http_port: int = -1
+    """Port of the REST API (`POST /gameserverallocation`); -1 = off (Helm: 8443)."""
+    grpc_port: int = -1
+    """Port of the gRPC API; -1 = off; equal to `http_port` = one listener for both (Helm: 8443)."""
+    address: str = ""
+    """Address the API ports bind to; "" = every interface."""
+    health_port: int = 8080
+    """Port of `/live`, `/ready` and `/metrics` (plain HTTP)."""
+    api_server_qps: int = 400
+    """Sustained queries per second to the API server."""
+    api_server_qps_burst: int = 500
+    """Burst of queries per second to the API server."""
+    prometheus_exporter: bool = True
+    """Serve Prometheus metrics on `/metrics` of the health port."""
+    disable_mtls: bool = False
+    """Accept clients without a certificate (TLS stays on)."""
+    disable_tls: bool = False
+    """Serve plaintext (implies no mTLS)."""
+    tls_dir: str = "/home/allocator/tls/"
+    """Directory of the serving certificate `tls.crt` and key `tls.key` (hot-reloaded)."""
+    client_ca_dir: str = "/home/allocator/client-ca/"
+    """Directory of the CAs client certificates must chain to: every `*.crt`/`*.pem` (hot-reloaded)."""
+    cert_watch_interval: float = 1.0
+    """How often the certificate directories are looked at (Agones' fswatch batches 1 s)."""
+    remote_allocation_timeout: float = 10.0
+    """Timeout of one call to a remote allocator (multi-cluster)."""
+    total_remote_allocation_timeout: float = 30.0
+    """Timeout of all calls to one remote cluster, retries included."""
+    allocation_batch_wait_time: float = 0.5
+    """Seconds the idle batch loop sleeps (Agones' fixed wait); 0 serves a lone request at once."""
+    readiness_shutdown_duration: float = 0.0
+    """After SIGTERM, how long readiness fails before the listeners stop taking connections."""
+    drain_timeout: float = 30.0
+    """After the listeners stop, how long in-flight requests may take to finish."""
+    http_unallocated_status_code: int = 429
+    """HTTP status (and the gRPC code mapped from it) of an UnAllocated answer."""
+    log_level: str = "Info"
+    """Log level."""
+
+    def mtls(self) -> bool:
+        return not self.disable_tls and not self.disable_mtls
