@@ -5,6 +5,8 @@
 `/validate`) from `webhooks.ROUTES`, so the rules always match what the handlers serve: one rule
 per (API group, operation set), failurePolicy Fail, AdmissionReview v1, through the Service
 `agones-controller-service` in `namespace` (port 443). The GKE Autopilot pod webhook is not included.
+`api_service(ca_bundle)` is the APIService `v1.allocation.agones.dev` that sends the allocation API
+to the same Service (Helm's `groupPriorityMinimum` 1000, `versionPriority` 15).
 """
 
 from __future__ import annotations
@@ -88,3 +90,20 @@ def webhook_configurations(
             namespace,
         ),
     )
+
+
+def api_service(ca_bundle: bytes, namespace: str = "agones-system") -> dict[str, Any]:
+    """The APIService of `allocation.agones.dev/v1`, served by the extensions Service."""
+    return {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "v1.allocation.agones.dev"},
+        "spec": {
+            "group": "allocation.agones.dev",
+            "version": "v1",
+            "service": {"name": SERVICE_NAME, "namespace": namespace, "port": 443},
+            "caBundle": base64.b64encode(ca_bundle).decode(),
+            "groupPriorityMinimum": 1000,
+            "versionPriority": 15,
+        },
+    }

@@ -2,8 +2,10 @@
 
 `WebhookServer(gates, ssl_context)` serves `POST /mutate` and `POST /validate` (AdmissionReview v1
 JSON in, AdmissionReview out, always 200 once the body is a review; 400 otherwise), counting
-reviews in `agones_webhook_reviews_total{path,kind,allowed}`. `start(host, port)` binds (port 0
-picks one; `port` then holds it) and `stop()` closes, finishing in-flight requests.
+reviews in `agones_webhook_reviews_total{path,kind,allowed}`. Given an `APIServer`, the same
+port also serves its aggregated API (discovery and resources, as Agones' extensions serve
+`allocation.agones.dev` beside the webhooks). `start(host, port)` binds (port 0 picks one; `port`
+then holds it) and `stop()` closes, finishing in-flight requests.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from aiohttp import web
 from prometheus_client import REGISTRY, CollectorRegistry, Counter
 
 from ..featuregates import FeatureGates
+from .apiserver import APIServer
 from .webhooks import ReviewError, review
 
 _COUNTERS: dict[int, Counter] = {}
@@ -42,8 +45,10 @@ class WebhookServer:
         gates: FeatureGates,
         ssl_context: ssl.SSLContext | None,
         registry: CollectorRegistry | None = None,
+        api: APIServer | None = None,
     ) -> None:
         self.gates = gates
+        self.api = api
         self.ssl_context = ssl_context
         self.log = structlog.get_logger().bind(component="webhooks")
         self.reviews = _reviews_counter(registry or REGISTRY)
@@ -54,6 +59,8 @@ class WebhookServer:
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_post("/mutate", self._handle)
         app.router.add_post("/validate", self._handle)
+        if self.api is not None:
+            self.api.install(app)
         return app
 
     async def _handle(self, request: web.Request) -> web.Response:

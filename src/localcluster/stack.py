@@ -4,7 +4,9 @@
 deletion on), the CRDs from `crds/` (waiting until they are served), the namespace `agones-system`,
 the admission webhooks in-process over HTTPS with a generated certificate (the Service
 `agones-controller-service` points at them; the Mutating/ValidatingWebhookConfigurations carry the
-certificate as their CA bundle), the simulated nodes with their scheduler and kubelets, and the
+certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
+own informers, registered through the APIService `v1.allocation.agones.dev`, so
+`kubectl create -f gameserverallocation.yaml` works), the simulated nodes with their scheduler and kubelets, and the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`). `stop()` undoes all of it, killing every
 process it started. `ThreadedStack` runs one on its own loop in a thread for synchronous callers.
@@ -12,7 +14,8 @@ process it started. `ThreadedStack` runs one on its own loop in a thread for syn
 `WriteCounter` counts the requests that change state at the API server (every verb except
 get/list/watch), by client, the User-Agent's product: `agones-py` is the controller, `Python`
 (aiohttp's default) sidecar processes, `agones-local-kubelet`, `-scheduler` and `-sdkserver` the
-in-process kubelets, scheduler and simulated sidecars, `kubectl` kubectl.
+in-process kubelets, scheduler and simulated sidecars, `agones-extensions` the allocation API,
+`kubectl` kubectl.
 """
 
 from __future__ import annotations
@@ -37,11 +40,15 @@ from ..client.config import load_config
 from ..client.errors import ApiError
 from ..client.rest import Resource, RESTClient
 from ..client.versioned.resources import NODES
+from ..controllers.gameserverallocations import Allocator, AllocatorSettings
+from ..controllers.gameserverallocations.controller import Extensions
+from ..extensions.apiserver import APIServer
 from ..extensions.certs import self_signed, server_ssl_context
-from ..extensions.configurations import SERVICE_NAME, webhook_configurations
+from ..extensions.configurations import SERVICE_NAME, api_service, webhook_configurations
 from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
+from ..record import EventBroadcaster
 from .kubelet import Kubelet, KubeletConfig
 from .netns import die_with_parent
 from .scheduler import Scheduler, node_object
@@ -60,6 +67,7 @@ MUTATING = Resource(
 VALIDATING = Resource(
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
 )
+APISERVICES = Resource("apiregistration.k8s.io", "v1", "apiservices", namespaced=False)
 SYSTEM_NAMESPACE = "agones-system"
 USER_AGENT = "agones-local-kubelet"
 """User-Agents of the in-process clients (the kubelets; `-scheduler`; `-sdkserver` for the
@@ -91,6 +99,8 @@ class StackOptions:
     """Per-pod network namespaces (None: when supported)."""
     controller: bool = True
     """Start the controller child process."""
+    allocation_batch_wait_time: float = 0.0
+    """The allocator's idle sleep (0: serve a lone request at once; Agones: 0.5)."""
 
 
 def node_addresses(count: int, first: str) -> dict[str, str]:
@@ -160,6 +170,10 @@ class LocalStack:
         self.kubelet: Kubelet | None = None
         self.scheduler: Scheduler | None = None
         self.webhooks: WebhookServer | None = None
+        self.api_server = APIServer()
+        self.allocator: Allocator | None = None
+        self._allocator_factory: SharedInformerFactory | None = None
+        self._ca: bytes = b""
         self.controller_proc: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._clients: list[RESTClient] = []
@@ -179,6 +193,7 @@ class LocalStack:
             RESTClient(replace(config, user_agent=f"agones-local-{who}"))
             for who in ("scheduler", "sdkserver")
         ]
+        self._clients.append(RESTClient(replace(config, user_agent="agones-extensions")))
         await self._install_crds()
         await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
         await self._start_webhooks()
@@ -203,6 +218,7 @@ class LocalStack:
         self.factory.start()
         await self.factory.wait_for_cache_sync(30)
         self._tasks.append(asyncio.create_task(self.scheduler.run()))
+        await self._start_allocation()
         if self.options.controller:
             await self.start_controller()
 
@@ -238,7 +254,10 @@ class LocalStack:
     async def _start_webhooks(self) -> None:
         hosts = [f"{SERVICE_NAME}.{SYSTEM_NAMESPACE}.svc", SERVICE_NAME, "localhost", "127.0.0.1"]
         cert, key = self_signed(hosts)
-        self.webhooks = WebhookServer(self.gates, server_ssl_context(cert, key))
+        self._ca = cert
+        self.webhooks = WebhookServer(
+            self.gates, server_ssl_context(cert, key), api=self.api_server
+        )
         await self.webhooks.start("127.0.0.1", 0)
         service = {
             "metadata": {
@@ -252,6 +271,24 @@ class LocalStack:
         mutating, validating = webhook_configurations(cert, SYSTEM_NAMESPACE)
         await self._ensure(MUTATING, mutating)
         await self._ensure(VALIDATING, validating)
+
+    async def _start_allocation(self) -> None:
+        """The allocator behind the allocation API, then the APIService that routes to it."""
+        client = self._clients[-1]
+        self._allocator_factory = SharedInformerFactory(client)
+        events = EventBroadcaster(client)
+        self.allocator = Allocator(
+            client,
+            self._allocator_factory,
+            events,
+            self.gates,
+            AllocatorSettings(batch_wait_time=self.options.allocation_batch_wait_time),
+        )
+        self._allocator_factory.start()
+        self._tasks.append(asyncio.create_task(events.run()))
+        await self.allocator.start()
+        Extensions(self.allocator).register_api_resource(self.api_server)
+        await self._ensure(APISERVICES, api_service(self._ca, SYSTEM_NAMESPACE))
 
     def controller_argv(self) -> list[str]:
         o = self.options
@@ -316,9 +353,13 @@ class LocalStack:
         await step(self.stop_controller())
         if self.kubelet is not None:
             await step(self.kubelet.stop())
+        if self.allocator is not None:
+            await step(self.allocator.stop())
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._allocator_factory is not None:
+            await step(self._allocator_factory.shutdown())
         if self.factory is not None:
             await step(self.factory.shutdown())
         if self.webhooks is not None:

@@ -210,6 +210,15 @@ class CounterAction(Struct, rename="camel", omit_defaults=True):
     amount: Annotated[int, crd(go="ptr")] | UnsetType | None = UNSET
     capacity: Annotated[int, crd(go="ptr")] | UnsetType | None = UNSET
 
+    def counter_actions(self, counter: str, gs: GameServer) -> list[str]:
+        """Go `CounterActions`: capacity first, then the action; the errors, none fatal."""
+        errs: list[str] = []
+        if isinstance(self.capacity, int):
+            _collect(errs, gs.update_counter_capacity, counter, self.capacity)
+        if isinstance(self.action, str) and isinstance(self.amount, int):
+            _collect(errs, gs.update_count, counter, self.action, self.amount)
+        return errs
+
 
 class ListAction(Struct, rename="camel", omit_defaults=True):
     """Add/delete List values and/or set its `capacity`, on allocation."""
@@ -217,6 +226,24 @@ class ListAction(Struct, rename="camel", omit_defaults=True):
     add_values: list[str] | UnsetType | None = UNSET
     delete_values: list[str] | UnsetType | None = UNSET
     capacity: Annotated[int, crd(go="ptr")] | UnsetType | None = UNSET
+
+    def list_actions(self, name: str, gs: GameServer) -> list[str]:
+        """Go `ListActions`: capacity, then deletions, then additions; the errors, none fatal."""
+        errs: list[str] = []
+        if isinstance(self.capacity, int):
+            _collect(errs, gs.update_list_capacity, name, self.capacity)
+        if self.delete_values:
+            _collect(errs, gs.delete_list_values, name, list(self.delete_values))
+        if self.add_values:
+            _collect(errs, gs.append_list_values, name, list(self.add_values))
+        return errs
+
+
+def _collect(errs: list[str], action: Any, *args: Any) -> None:
+    try:
+        action(*args)
+    except ValueError as err:
+        errs.append(str(err))
 
 
 class GameServerAllocationSpec(Struct, rename="camel", omit_defaults=True):

@@ -1,0 +1,205 @@
+"""Choosing a GameServer for an allocation (Agones `find.go` and the sorts of `allocation_cache.go`).
+
+Pure functions over values:
+
+* `sort_packed(list, gsa, counts, gates)` is Agones' Packed order: Allocated before Ready; then
+  the node with more Allocated, then more Ready GameServers (a node the per-node counter does not
+  know sorts after the nodes it knows); then (PlayerAllocationFilter) fewer free player slots;
+  then the Counter/List priorities (available capacity, ascending or descending, a GameServer
+  lacking the key last); then the name. Keys, not a comparator, so 1,000 GameServers sort in about
+  a millisecond; the order is total (Go's comparator leaves ties between unknown nodes, and
+  between a GameServer with players and one without, to `sort.Slice`; here unknown nodes fall
+  through to the next criterion and a GameServer without player status sorts after those with).
+* `sort_distributed(list, gsa, gates)` is Agones' order for Distributed with CountsAndLists:
+  priorities, then name.
+* `find_game_server_for_allocation(gsa, list, gates, owned)` walks the sorted list (Distributed
+  without CountsAndLists: in a random order) and returns the first GameServer of the first
+  selector, in selector order, that matches one, only in the GSA's namespace, with its index;
+  `None` when nothing matches. `owned(gs)` says whether this replica owns a candidate (see
+  `partition.py`): within the winning selector an owned match is preferred to an earlier one owned
+  by another replica, so replicas that see the same cache do not all reach for the same server.
+  With the default (everything owned) this is exactly Agones' choice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...apis.agones.v1.gameserver import (
+    GameServer,
+    GameServerState,
+    GameServerStatus,
+    PlayerStatus,
+)
+from ...apis.allocation.v1.gameserverallocation import (
+    PRIORITY_COUNTER,
+    PRIORITY_DESCENDING,
+    PRIORITY_LIST,
+    SCHEDULING_DISTRIBUTED,
+    SCHEDULING_PACKED,
+    GameServerAllocation,
+    GameServerAllocationSpec,
+    Priority,
+)
+from ...apis.meta.objectmeta import ObjectMeta
+from ...featuregates import Feature, FeatureGates
+from ..gameservers.pernodecounter import NodeCount
+
+Owned = Callable[[GameServer], bool]
+
+
+def _everything(_: GameServer) -> bool:
+    return True
+
+
+def _spec(gsa: GameServerAllocation) -> GameServerAllocationSpec:
+    return (
+        gsa.spec if isinstance(gsa.spec, GameServerAllocationSpec) else GameServerAllocationSpec()
+    )
+
+
+def _priorities(gsa: GameServerAllocation | None, gates: FeatureGates) -> list[Priority]:
+    if gsa is None or not gates.enabled(Feature.COUNTS_AND_LISTS):
+        return []
+    return list(_spec(gsa).priorities or [])
+
+
+def _available(gs: GameServer, priority: Priority) -> int | None:
+    key = priority.key if isinstance(priority.key, str) else ""
+    status = gs.status
+    if not isinstance(status, GameServerStatus):
+        return None
+    if priority.type == PRIORITY_COUNTER:
+        counters = status.counters if isinstance(status.counters, dict) else {}
+        counter = counters.get(key)
+        if counter is None:
+            return None
+        count = counter.count if isinstance(counter.count, int) else 0
+        capacity = counter.capacity if isinstance(counter.capacity, int) else 0
+        return capacity - count
+    if priority.type == PRIORITY_LIST:
+        lists = status.lists if isinstance(status.lists, dict) else {}
+        found = lists.get(key)
+        if found is None:
+            return None
+        values = found.values if isinstance(found.values, list) else []
+        capacity = found.capacity if isinstance(found.capacity, int) else 0
+        return capacity - len(values)
+    return None
+
+
+def priority_key(gs: GameServer, priorities: Sequence[Priority]) -> tuple[int, ...]:
+    """Sort key of the Counter/List priorities: per priority (has-it flag, signed available)."""
+    key: list[int] = []
+    for priority in priorities:
+        available = _available(gs, priority)
+        if available is None:
+            key += [1, 0]
+        else:
+            key += [0, -available if priority.order == PRIORITY_DESCENDING else available]
+    return tuple(key)
+
+
+def _players_key(gs: GameServer, gates: FeatureGates) -> tuple[int, int]:
+    """Fewer free player slots first; a GameServer without player status after those with."""
+    if not gates.enabled(Feature.PLAYER_ALLOCATION_FILTER):
+        return (0, 0)
+    players = gs.status.players if isinstance(gs.status, GameServerStatus) else None
+    if not isinstance(players, PlayerStatus):
+        return (1, 0)
+    capacity = players.capacity if isinstance(players.capacity, int) else 0
+    count = players.count if isinstance(players.count, int) else 0
+    return (0, capacity - count)
+
+
+def packed_key(
+    gs: GameServer,
+    priorities: Sequence[Priority],
+    counts: dict[str, NodeCount],
+    gates: FeatureGates,
+) -> tuple[Any, ...]:
+    """The Packed sort key of one GameServer (smaller sorts first)."""
+    node = counts.get(gs.node_name())
+    node_key = (1, 0, 0) if node is None else (0, -node.allocated, -node.ready)
+    return (
+        0 if gs.state() == GameServerState.ALLOCATED else 1,
+        *node_key,
+        _players_key(gs, gates),
+        priority_key(gs, priorities),
+        gs.meta.get_name(),
+    )
+
+
+def sort_packed(
+    game_servers: Sequence[GameServer],
+    gsa: GameServerAllocation | None,
+    counts: dict[str, NodeCount],
+    gates: FeatureGates,
+) -> list[GameServer]:
+    """Agones' `ListSortedGameServers`."""
+    priorities = _priorities(gsa, gates)
+    return sorted(game_servers, key=lambda gs: packed_key(gs, priorities, counts, gates))
+
+
+def sort_distributed(
+    game_servers: Sequence[GameServer], gsa: GameServerAllocation | None, gates: FeatureGates
+) -> list[GameServer]:
+    """Agones' `ListSortedGameServersPriorities`."""
+    priorities = _priorities(gsa, gates)
+    return sorted(game_servers, key=lambda gs: (priority_key(gs, priorities), gs.meta.get_name()))
+
+
+def _order(gsa: GameServerAllocation, size: int, gates: FeatureGates) -> Sequence[int]:
+    scheduling = _spec(gsa).scheduling
+    if scheduling == SCHEDULING_PACKED:
+        return range(size)
+    if scheduling == SCHEDULING_DISTRIBUTED:
+        if gates.enabled(Feature.COUNTS_AND_LISTS):
+            return range(size)
+        indices = list(range(size))
+        random.shuffle(indices)
+        return indices
+    raise ValueError(f"scheduling strategy of '{scheduling}' is not supported")
+
+
+def find_game_server_for_allocation(
+    gsa: GameServerAllocation,
+    game_servers: Sequence[GameServer | None],
+    gates: FeatureGates,
+    owned: Owned = _everything,
+) -> tuple[GameServer, int] | None:
+    """The GameServer to allocate and its index in `game_servers`; `None` if none matches.
+
+    `game_servers` must be sorted (`sort_packed` / `sort_distributed`); `None` entries (taken
+    earlier in a batch) are skipped. The GSA must have passed validation and `converter`.
+    """
+    selectors = list(_spec(gsa).selectors or [])
+    namespace = gsa.metadata.get_namespace() if isinstance(gsa.metadata, ObjectMeta) else ""
+    first: list[tuple[GameServer, int] | None] = [None] * len(selectors)
+    mine: list[tuple[GameServer, int] | None] = [None] * len(selectors)
+    pending = len(selectors)
+    for i in _order(gsa, len(game_servers), gates):
+        gs = game_servers[i]
+        if gs is None or gs.meta.get_namespace() != namespace:
+            continue
+        is_mine: bool | None = None
+        for j, selector in enumerate(selectors):
+            if mine[j] is not None or not selector.matches(gs, gates):
+                continue
+            if first[j] is None:
+                first[j] = (gs, i)
+            if is_mine is None:
+                is_mine = owned(gs)
+            if is_mine:
+                mine[j] = (gs, i)
+                pending -= 1
+        if pending == 0 or (mine and mine[0] is not None):
+            break
+    for j in range(len(selectors)):
+        if mine[j] is not None:
+            return mine[j]
+        if first[j] is not None:
+            return first[j]
+    return None
