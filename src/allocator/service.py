@@ -7,7 +7,8 @@ the allocate callable (`Allocator.allocate`, which defaults, validates and alloc
 the result: Allocated → `AllocationResponse`; UnAllocated → the gRPC code mapped from
 `--http-unallocated-status-code` (429 → RESOURCE_EXHAUSTED); Contention → ABORTED; invalid input
 (`GameServerAllocationInvalid`, or anything the allocator rejects with `ValueError`) →
-INVALID_ARGUMENT with the field errors. Errors of the API server come out as UNAVAILABLE.
+INVALID_ARGUMENT with the field errors; a multi-cluster request without a usable policy →
+FAILED_PRECONDITION. Errors of the API server come out as UNAVAILABLE.
 
 gRPC reads the request bytes itself, so undecodable bytes are INVALID_ARGUMENT (not the INTERNAL
 of a failed deserializer). REST reads the JSON body with protojson (camelCase or proto names,
@@ -31,6 +32,8 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from ..apis.allocation.v1 import GameServerAllocation
+from ..controllers.gameserverallocations.allocator import GameServerAllocationInvalid
+from ..controllers.gameserverallocations.multicluster import MultiClusterError
 from ..featuregates import FeatureGates
 from ..sdkserver.gateway import HTTP_STATUS, error_body
 from ..sdkserver.protojson import unmarshal
@@ -41,7 +44,7 @@ from .converters import (
 )
 from .proto import allocation_pb2 as pb
 
-SERVICE_NAME = "allocation.AllocationService"
+SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["AllocationService"].full_name
 ALLOCATE_PATH = "/gameserverallocation"
 
 AllocateFunc = Callable[[GameServerAllocation], Awaitable[GameServerAllocation]]
@@ -112,15 +115,13 @@ class AllocationService:
                 result = await self._allocate(gsa)
             except AllocationStatusError:
                 raise
-            except (ValueError, TypeError) as err:
+            except (GameServerAllocationInvalid, ValueError, TypeError) as err:
                 raise AllocationStatusError(
                     grpc.StatusCode.INVALID_ARGUMENT, _invalid_message(err)
                 ) from err
+            except MultiClusterError as err:
+                raise AllocationStatusError(grpc.StatusCode.FAILED_PRECONDITION, str(err)) from err
             except Exception as err:
-                if type(err).__name__ == "GameServerAllocationInvalid":
-                    raise AllocationStatusError(
-                        grpc.StatusCode.INVALID_ARGUMENT, _invalid_message(err)
-                    ) from err
                 if self.log is not None:
                     self.log.error("allocation failed", error=str(err))
                 raise AllocationStatusError(
