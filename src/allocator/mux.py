@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import socket
 import ssl
 from typing import Any
 
@@ -106,7 +107,9 @@ class Listener:
         self.server = await loop.create_server(
             protocol, host=address or None, port=port, reuse_address=True
         )
-        self.port = int(self.server.sockets[0].getsockname()[1])
+        # IPv4 first: port 0 on every interface binds IPv4 and IPv6 to different ports.
+        sockets = sorted(self.server.sockets, key=lambda sock: sock.family != socket.AF_INET)
+        self.port = int(sockets[0].getsockname()[1])
         return self.port
 
     def close(self) -> None:
@@ -162,6 +165,13 @@ class Listener:
         try:
             if first:
                 backend_writer.write(first)
-            await asyncio.gather(_pump(reader, backend_writer), _pump(backend_reader, writer))
+            # The client may half-close and still wait for its answer; once the backend is done,
+            # so is the connection.
+            upstream = asyncio.create_task(_pump(reader, backend_writer))
+            try:
+                await _pump(backend_reader, writer)
+            finally:
+                upstream.cancel()
+                await asyncio.gather(upstream, return_exceptions=True)
         finally:
             _close(backend_writer)

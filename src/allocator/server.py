@@ -38,6 +38,8 @@ from .tlsfiles import TLSFiles
 LOOPBACK = "127.0.0.1"
 API_CHECK_INTERVAL = 1.0
 MAX_PORT = 65535
+# Seconds the public connections get to flush the last answers once the backends stopped.
+CONNECTION_LINGER = 1.0
 
 GRPC_OPTIONS = (
     ("grpc.keepalive_permit_without_calls", 1),
@@ -88,7 +90,8 @@ class AllocatorServer:
         self._api_error: str | None = "API server not checked yet" if api_check else None
         self._stop = asyncio.Event()
         self._grpc: grpc.aio.Server | None = None
-        self._runners: list[web.AppRunner] = []
+        self._rest: web.AppRunner | None = None
+        self._health_runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- start --------------------------------------------------------------------------------
@@ -120,11 +123,13 @@ class AllocatorServer:
         grpc_port = server.add_insecure_port(f"{LOOPBACK}:0")
         await server.start()
         self._grpc = server
-        runner = web.AppRunner(self.service.rest_app(), access_log=None)
+        runner = web.AppRunner(
+            self.service.rest_app(), access_log=None, shutdown_timeout=self.settings.drain_timeout
+        )
         await runner.setup()
         site = web.TCPSite(runner, LOOPBACK, 0)
         await site.start()
-        self._runners.append(runner)
+        self._rest = runner
         rest_port = int(runner.addresses[0][1])
         return {Route.GRPC: (LOOPBACK, grpc_port), Route.REST: (LOOPBACK, rest_port)}
 
@@ -147,10 +152,14 @@ class AllocatorServer:
             app.router.add_get("/metrics", self._metrics)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, None, self.settings.health_port, reuse_address=True)
+        site = web.TCPSite(
+            runner, self.settings.address or None, self.settings.health_port, reuse_address=True
+        )
         await site.start()
-        self._runners.append(runner)
-        self.health_port = int(runner.addresses[0][1])
+        self._health_runner = runner
+        # IPv4 first: port 0 on every interface binds IPv4 and IPv6 to different ports.
+        addresses = sorted(runner.addresses, key=lambda a: len(a) != 2)
+        self.health_port = int(addresses[0][1])
 
     # -- readiness ----------------------------------------------------------------------------
 
@@ -177,6 +186,7 @@ class AllocatorServer:
         self._stop.set()
 
     async def shutdown(self) -> None:
+        """Fail readiness, stop taking connections, finish in-flight requests, stop."""
         s = self.settings
         self.shutting_down = True
         await self.grpc_health.enter_graceful_shutdown()
@@ -185,16 +195,22 @@ class AllocatorServer:
             await asyncio.sleep(s.readiness_shutdown_duration)
         for listener in self.listeners.values():
             listener.close()
+        # The backends stop first, while the public connections still carry their answers:
+        # gRPC refuses new calls and finishes the running ones, aiohttp the same for requests.
+        stopping = []
+        if self._grpc is not None:
+            stopping.append(self._grpc.stop(s.drain_timeout))
+        if self._rest is not None:
+            stopping.append(self._rest.cleanup())
+        await asyncio.gather(*stopping, return_exceptions=True)
         await self._drain(s.drain_timeout)
         for listener in self.listeners.values():
-            await listener.wait_closed(0)
+            await listener.wait_closed(CONNECTION_LINGER)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._grpc is not None:
-            await self._grpc.stop(1.0)
-        for runner in self._runners:
-            await runner.cleanup()
+        if self._health_runner is not None:
+            await self._health_runner.cleanup()
         self.log.info("allocator shut down")
 
     async def _drain(self, timeout: float) -> None:
