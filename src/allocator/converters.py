@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 import grpc
 from google.protobuf import wrappers_pb2
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from ..apis.agones.v1.gameserver import (
     CounterStatus,
@@ -75,8 +75,9 @@ class AllocationStatusError(Exception):
         self.message = message
 
 
-def _labels(values: Mapping[str, str]) -> dict[str, str] | None:
-    return dict(values) if values else None
+def _labels(values: Mapping[str, str]) -> dict[str, str] | UnsetType:
+    """A proto map as Go reads it: empty is nil, which `omitempty` leaves out."""
+    return dict(values) if values else UNSET
 
 
 def _value(value: object, default: object) -> object:
