@@ -11,6 +11,7 @@ from typing import Any
 
 import aiohttp
 import grpc
+import yaml
 
 from agones.allocator.certs import CertificateAuthority, KeyPair, Usage, write_pair
 from agones.allocator.proto import allocation_pb2 as pb
@@ -24,9 +25,35 @@ from agones.apis.allocation.v1 import (
     GameServerAllocationState,
     GameServerAllocationStatus,
 )
+from agones.client.errors import ApiError
+from agones.client.rest import Resource, RESTClient
 from agones.featuregates import FeatureGates
+from tests.cluster import wait_for_async
 
 HOSTS = ["localhost", "127.0.0.1"]
+ROOT = Path(__file__).resolve().parents[2]
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
+POLICIES = Resource(
+    "multicluster.agones.dev",
+    "v1",
+    "gameserverallocationpolicies",
+    kind="GameServerAllocationPolicy",
+)
+
+
+async def apply_policy_crd(rest: RESTClient) -> None:
+    """Create the GameServerAllocationPolicy CRD and wait until it is served."""
+    doc = yaml.safe_load((ROOT / "crds" / "gameserverallocationpolicy.yaml").read_text())
+    await rest.create(CRDS, doc)
+
+    async def served() -> bool:
+        try:
+            await rest.list(POLICIES, "default")
+        except ApiError:
+            return False
+        return True
+
+    await wait_for_async(served, what="the policy CRD to be served")
 
 
 @dataclass

@@ -14,32 +14,23 @@ from pathlib import Path
 
 import grpc
 import pytest
-import yaml
 
 from agones.allocator.app import AllocatorApp
 from agones.allocator.certs import CertificateAuthority, Usage, write_pair
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.allocator.settings import AllocatorServiceSettings
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import Resource
 from agones.featuregates import FeatureGates
-from tests.allocator.harness import HOSTS, Certs, grpc_allocate
+from tests.allocator.harness import HOSTS, POLICIES, Certs, apply_policy_crd, grpc_allocate
 from tests.cluster import wait_for_async
 from tests.integration.gameserverallocations.harness import (
-    CRDS,
     GAME_SERVERS,
-    ROOT,
     AllocationHarness,
     harness,
 )
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-POLICIES = Resource(
-    "multicluster.agones.dev",
-    "v1",
-    "gameserverallocationpolicies",
-    kind="GameServerAllocationPolicy",
-)
 SECRETS = Resource("", "v1", "secrets", kind="Secret")
 
 
@@ -56,20 +47,6 @@ class Cluster:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
-
-
-async def _apply_policy_crd(rest: RESTClient) -> None:
-    doc = yaml.safe_load((ROOT / "crds" / "gameserverallocationpolicy.yaml").read_text())
-    await rest.create(CRDS, doc)
-
-    async def served() -> bool:
-        try:
-            await rest.list(POLICIES, "default")
-        except Exception:
-            return False
-        return True
-
-    await wait_for_async(served, what="the policy CRD to be served")
 
 
 async def _start_allocator(h: AllocationHarness, ca: CertificateAuthority, root: Path) -> Cluster:
@@ -107,7 +84,7 @@ async def clusters(tmp_path: Path) -> AsyncIterator[tuple[Cluster, Cluster]]:
     ca = CertificateAuthority.new("multicluster-ca")
     async with harness() as ha, harness() as hb:
         for h in (ha, hb):
-            await _apply_policy_crd(h.rest)
+            await apply_policy_crd(h.rest)
         a = await _start_allocator(ha, ca, tmp_path / "a")
         b = await _start_allocator(hb, ca, tmp_path / "b")
         try:
