@@ -30,6 +30,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from ..controller.health import HealthHandler
+from ..httpserver import serve_app
 from .mux import Backends, Listener, Route
 from .service import SERVICE_NAME, AllocationService
 from .settings import AllocatorServiceSettings
@@ -123,14 +124,9 @@ class AllocatorServer:
         grpc_port = server.add_insecure_port(f"{LOOPBACK}:0")
         await server.start()
         self._grpc = server
-        runner = web.AppRunner(
-            self.service.rest_app(), access_log=None, shutdown_timeout=self.settings.drain_timeout
+        self._rest, rest_port = await serve_app(
+            self.service.rest_app(), LOOPBACK, 0, shutdown_timeout=self.settings.drain_timeout
         )
-        await runner.setup()
-        site = web.TCPSite(runner, LOOPBACK, 0)
-        await site.start()
-        self._rest = runner
-        rest_port = int(runner.addresses[0][1])
         return {Route.GRPC: (LOOPBACK, grpc_port), Route.REST: (LOOPBACK, rest_port)}
 
     async def _listen(self, name: str, backends: Backends, port: int) -> None:
@@ -150,16 +146,9 @@ class AllocatorServer:
         self.health.add_routes(app)
         if self.settings.prometheus_exporter:
             app.router.add_get("/metrics", self._metrics)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(
-            runner, self.settings.address or None, self.settings.health_port, reuse_address=True
+        self._health_runner, self.health_port = await serve_app(
+            app, self.settings.address, self.settings.health_port
         )
-        await site.start()
-        self._health_runner = runner
-        # IPv4 first: port 0 on every interface binds IPv4 and IPv6 to different ports.
-        addresses = sorted(runner.addresses, key=lambda a: len(a) != 2)
-        self.health_port = int(addresses[0][1])
 
     # -- readiness ----------------------------------------------------------------------------
 

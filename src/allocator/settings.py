@@ -1,12 +1,15 @@
 """The allocator service's settings (Agones `cmd/allocator` `config`), with Agones' defaults.
 
-Flags and environment variables map onto these in `cmd/allocator.py`, nowhere else. Durations are
-seconds. A port of -1 is off; gRPC and REST on the same port share one listener.
+Flags and environment variables map onto these in `cmd/allocator.py` (one flag per field, by
+`cmd.flags.bind_settings`), nowhere else. Durations are seconds, given as Go durations. A port of -1 is off; gRPC and REST on the same port share one listener.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+# Given on the command line as a Go duration (`500ms`); see `cmd.flags.bind_settings`.
+DURATION = {"flag": "go-duration"}
 
 
 @dataclass
@@ -33,17 +36,17 @@ class AllocatorServiceSettings:
     """Directory of the serving certificate `tls.crt` and key `tls.key` (hot-reloaded)."""
     client_ca_dir: str = "/home/allocator/client-ca/"
     """Directory of the CAs client certificates must chain to: every `*.crt`/`*.pem` (hot-reloaded)."""
-    cert_watch_interval: float = 1.0
+    cert_watch_interval: float = field(default=1.0, metadata=DURATION)
     """How often the certificate directories are looked at (Agones' fswatch batches 1 s)."""
-    remote_allocation_timeout: float = 10.0
+    remote_allocation_timeout: float = field(default=10.0, metadata=DURATION)
     """Timeout of one call to a remote allocator (multi-cluster)."""
-    total_remote_allocation_timeout: float = 30.0
+    total_remote_allocation_timeout: float = field(default=30.0, metadata=DURATION)
     """Timeout of all calls to one remote cluster, retries included."""
-    allocation_batch_wait_time: float = 0.5
+    allocation_batch_wait_time: float = field(default=0.5, metadata=DURATION)
     """Seconds the idle batch loop sleeps (Agones' fixed wait); 0 serves a lone request at once."""
-    readiness_shutdown_duration: float = 0.0
+    readiness_shutdown_duration: float = field(default=0.0, metadata=DURATION)
     """After SIGTERM, how long readiness fails before the listeners stop taking connections."""
-    drain_timeout: float = 30.0
+    drain_timeout: float = field(default=30.0, metadata=DURATION)
     """After the listeners stop, how long in-flight requests may take to finish."""
     http_unallocated_status_code: int = 429
     """HTTP status (and the gRPC code mapped from it) of an UnAllocated answer."""

@@ -22,84 +22,17 @@ from ..client.rest import RESTClient
 from ..featuregates import FeatureGates
 from ..logging import configure_logging
 from . import flags
-from .flags import go_bool, go_duration
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
-    s = AllocatorServiceSettings()
-    add = flags.add
-    add(parser, "--http-port", int, s.http_port, "Port to listen on for REST requests")
-    add(parser, "--grpc-port", int, s.grpc_port, "Port to listen on for gRPC requests")
-    add(parser, "--address", str, s.address, "address the API ports bind to")
-    add(parser, "--health-port", int, s.health_port, "port of /live, /ready and /metrics")
-    add(parser, "--api-server-qps", int, s.api_server_qps, "sustained QPS to the API server")
-    add(parser, "--api-server-qps-burst", int, s.api_server_qps_burst, "burst QPS")
-    add(parser, "--prometheus-exporter", go_bool, s.prometheus_exporter, "serve /metrics")
-    add(parser, "--disable-mtls", go_bool, s.disable_mtls, "accept clients without certificates")
-    add(parser, "--disable-tls", go_bool, s.disable_tls, "serve plaintext")
-    add(parser, "--tls-dir", str, s.tls_dir, "directory of tls.crt and tls.key")
-    add(parser, "--client-ca-dir", str, s.client_ca_dir, "directory of the client CAs")
-    add(
-        parser,
-        "--remote-allocation-timeout",
-        go_duration,
-        s.remote_allocation_timeout,
-        "remote allocation call timeout",
-    )
-    add(
-        parser,
-        "--total-remote-allocation-timeout",
-        go_duration,
-        s.total_remote_allocation_timeout,
-        "total remote allocation timeout including retries",
-    )
-    add(
-        parser,
-        "--allocation-batch-wait-time",
-        go_duration,
-        s.allocation_batch_wait_time,
-        "wait between allocation batches (0: serve a lone request at once)",
-    )
-    add(
-        parser,
-        "--readiness-shutdown-duration",
-        go_duration,
-        s.readiness_shutdown_duration,
-        "after SIGTERM, fail readiness this long before closing the listeners",
-    )
-    add(
-        parser,
-        "--http-unallocated-status-code",
-        int,
-        s.http_unallocated_status_code,
-        "HTTP status code to return when no GameServer is available",
-    )
-    add(parser, "--log-level", str, s.log_level, "log level")
-    add(parser, "--kubeconfig", str, "", "kubeconfig (out of cluster)")
-    add(parser, "--feature-gates", str, "", "feature gates, e.g. PlayerAllocationFilter=true")
+    flags.bind_settings(parser, AllocatorServiceSettings)
+    flags.add(parser, "--kubeconfig", str, "", "kubeconfig (out of cluster)")
+    flags.add(parser, "--feature-gates", str, "", "feature gates, e.g. PlayerAllocationFilter=true")
 
 
 def settings_from_args(args: argparse.Namespace) -> AllocatorServiceSettings:
     """`ValueError` with Agones' message when no API port is valid."""
-    settings = AllocatorServiceSettings(
-        http_port=args.http_port,
-        grpc_port=args.grpc_port,
-        address=args.address,
-        health_port=args.health_port,
-        api_server_qps=args.api_server_qps,
-        api_server_qps_burst=args.api_server_qps_burst,
-        prometheus_exporter=args.prometheus_exporter,
-        disable_mtls=args.disable_mtls,
-        disable_tls=args.disable_tls,
-        tls_dir=args.tls_dir,
-        client_ca_dir=args.client_ca_dir,
-        remote_allocation_timeout=args.remote_allocation_timeout,
-        total_remote_allocation_timeout=args.total_remote_allocation_timeout,
-        allocation_batch_wait_time=args.allocation_batch_wait_time,
-        readiness_shutdown_duration=args.readiness_shutdown_duration,
-        http_unallocated_status_code=args.http_unallocated_status_code,
-        log_level=args.log_level,
-    )
+    settings = flags.settings_from_args(AllocatorServiceSettings, args)
     if not valid_port(settings.grpc_port) and not valid_port(settings.http_port):
         raise ValueError("Must specify a valid gRPC port or an HTTP port for the allocator service")
     return settings

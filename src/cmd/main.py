@@ -20,6 +20,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "agones.cmd.extensions",
     "agones.cmd.allocator",
     "agones.cmd.sdkserver",
+    "agones.cmd.ping",
     "agones.cmd.local",
 )
 
