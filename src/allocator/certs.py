@@ -5,7 +5,8 @@ Helm chart and `install/yaml` generate for `allocator-tls`, `allocator-tls-ca` a
 `CertificateAuthority.new(name)` makes a self-signed CA (EC P-256, a year); `issue(name, hosts,
 usage)` signs a leaf for DNS names / IPs with the ServerAuth or ClientAuth extended key usage.
 `write_pair(dir, pair)` writes `tls.crt` / `tls.key` (key 0600), the layout of a mounted TLS
-secret.
+secret; `write_allocator_certs(root, hosts)` writes a whole set (server, client CA, one client) for
+a local allocator.
 """
 
 from __future__ import annotations
@@ -122,3 +123,36 @@ def write_pair(directory: Path, pair: KeyPair) -> None:
         tmp.write_bytes(data)
         tmp.chmod(mode)
         tmp.replace(directory / name)
+
+
+@dataclass(frozen=True)
+class AllocatorCertDirs:
+    """Where `write_allocator_certs` put things: the allocator's `tls/` and `client-ca/`
+    directories (its `--tls-dir` and `--client-ca-dir`) and a client's `tls.crt`, `tls.key` and
+    `ca.crt` (the CA that signed the server, to trust it) in `client/`."""
+
+    root: Path
+
+    @property
+    def tls(self) -> Path:
+        return self.root / "tls"
+
+    @property
+    def client_ca(self) -> Path:
+        return self.root / "client-ca"
+
+    @property
+    def client(self) -> Path:
+        return self.root / "client"
+
+
+def write_allocator_certs(root: Path, hosts: list[str]) -> AllocatorCertDirs:
+    """A new CA, the allocator's serving pair for `hosts` and one client pair, under `root`."""
+    dirs = AllocatorCertDirs(root)
+    ca = CertificateAuthority.new("agones-allocator-ca")
+    write_pair(dirs.tls, ca.issue("agones-allocator", hosts, Usage.SERVER))
+    dirs.client_ca.mkdir(parents=True, exist_ok=True)
+    (dirs.client_ca / "ca.crt").write_bytes(ca.cert_pem)
+    write_pair(dirs.client, ca.issue("agones-allocator-client", [], Usage.CLIENT))
+    (dirs.client / "ca.crt").write_bytes(ca.cert_pem)
+    return dirs

@@ -7,9 +7,10 @@ rotated certificate or CA applies to new connections at once), then routed by pr
 (HTTP/1.x) to the REST handler; a listener for one API only routes everything to it. The routed
 connection is spliced byte for byte to the backend on loopback until either side closes.
 
-gRPC clients always speak HTTP/2 and REST clients of the allocator speak HTTP/1.1, so the decision
-is taken once per connection: on the shared port a REST request must use HTTP/1.1 (Agones
-routes each HTTP/2 request by its `content-type` instead).
+gRPC clients offer only `h2` in ALPN, while REST clients (curl, browsers, HTTP libraries) also
+offer `http/1.1`, which the server prefers; so the decision is taken once per connection, and a
+REST client that insists on HTTP/2 alone would reach the gRPC server (Agones routes each HTTP/2
+request by its `content-type` instead).
 
 `close()` stops accepting; `wait_closed(timeout)` waits for open connections to end, then closes
 whatever is left.

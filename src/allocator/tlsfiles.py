@@ -3,7 +3,7 @@
 
 `TLSFiles.load()` reads `tls_dir/tls.crt` + `tls.key` and, with mTLS, every `*.crt`/`*.pem` of
 `client_ca_dir` (a file that does not parse is skipped, as Agones logs and skips it) and builds the
-server `ssl.SSLContext`: TLS 1.2+, ALPN `h2` and `http/1.1`, and with mTLS a client certificate
+server `ssl.SSLContext`: TLS 1.2+, ALPN `http/1.1` then `h2`, and with mTLS a client certificate
 required that chains to those CAs with the ClientAuth usage. `context()` is the current one; a
 listener takes it for every new handshake, so a reload applies to new connections without a
 restart. `watch()` polls the directories (names, sizes, mtimes) every `interval` seconds and
@@ -19,7 +19,9 @@ from typing import Any
 
 import structlog
 
-ALPN_PROTOCOLS = ("h2", "http/1.1")
+# In this order: a client offering HTTP/1.1 (curl, browsers, HTTP libraries) gets it and reaches
+# REST; a gRPC client offers only h2 and reaches gRPC (see `mux`).
+ALPN_PROTOCOLS = ("http/1.1", "h2")
 
 
 def _is_ca_file(path: Path) -> bool:

@@ -298,3 +298,12 @@ async def test_shutdown_fails_readiness_and_drains_in_flight_requests(certs: Cer
     assert sorted(a.gameServerName for a in answers) == [f"gs-{i}" for i in range(1, 6)]
     with pytest.raises(grpc.aio.AioRpcError):
         await grpc_allocate(port, certs, certs.client, request())
+
+
+async def test_rest_client_offering_h2_and_http11_reaches_rest(mux, certs: Certs, tmp_path) -> None:
+    """curl offers ALPN h2 and http/1.1 on the shared port; it must get the REST handler."""
+    server, _ = mux
+    context = client_ssl(certs, certs.client, tmp_path / "client")
+    context.set_alpn_protocols(["h2", "http/1.1"])
+    status, answer = await rest_post(server.ports["mux"], {"namespace": "default"}, context)
+    assert (status, answer["gameServerName"]) == (200, "gs-1")
