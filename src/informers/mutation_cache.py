@@ -19,6 +19,8 @@ Guarantees, as client-go's:
   leave one of them (either is valid at some point in time).
 
 Objects are returned as stored, shared with the cache and with every other reader: never mutate them.
+With a `transform` (the informer's, see `informers.transform`), written objects are transformed
+before they are remembered, so they hold no more than the cache's own.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..clock import Clock, RealClock
 from .meta import get_resource_version
 from .store import KeyError_, deletion_handling_meta_namespace_key
 from .thread_safe_store import Indexer
+from .transform import TransformFunc
 
 DEFAULT_TTL = 60.0
 """Seconds a remembered write outlives its write when the cache never catches up (a missed event)."""
@@ -71,8 +74,10 @@ class MutationCache:
         include_adds: bool = False,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         clock: Clock | None = None,
+        transform: TransformFunc | None = None,
     ) -> None:
         self.backing = backing
+        self.transform = transform
         self.ttl = ttl
         self.include_adds = include_adds
         self.max_entries = max_entries
@@ -157,7 +162,7 @@ class MutationCache:
         current = self._remembered(key)
         if current is not None and compare_resource_version(obj, current) < 0:
             return
-        self._remember(key, obj)
+        self._remember(key, obj if self.transform is None else self.transform(obj))
 
     def forget(self, key: str) -> None:
         """Drop what is remembered of `key` (e.g. once the object is deleted)."""

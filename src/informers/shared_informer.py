@@ -39,6 +39,7 @@ from .reflector import Reflector
 from .store import meta_namespace_key
 from .the_real_fifo import Delta, DeltaType, RealFIFO
 from .thread_safe_store import Indexer
+from .transform import TransformFunc
 
 MINIMUM_RESYNC_PERIOD = 1.0
 
@@ -212,6 +213,15 @@ class SharedIndexInformer:
                 self._syncing.remove(registration)
             await registration.stop()
 
+    def set_transform(self, transform: TransformFunc) -> None:
+        """Transform every object before it is cached (client-go `SetTransform`); before start
+        only. Setting the same function again is a no-op; a different one replaces it."""
+        if self._started:
+            raise RuntimeError(f"informer {self.name} has already started")
+        self.fifo.transform = transform
+        if self._mutation_cache is not None:
+            self._mutation_cache.transform = transform
+
     def add_indexers(self, indexers: Indexers) -> None:
         if self._started:
             raise IndexError_("informer has already started")
@@ -227,7 +237,10 @@ class SharedIndexInformer:
         (so a sub-controller sees the write of its parent controller, and the other way round)."""
         if self._mutation_cache is None:
             self._mutation_cache = MutationCache(
-                self.indexer, max_entries=SHARED_MUTATION_CACHE_ENTRIES, clock=self.clock
+                self.indexer,
+                max_entries=SHARED_MUTATION_CACHE_ENTRIES,
+                clock=self.clock,
+                transform=self.fifo.transform,
             )
         return self._mutation_cache
 

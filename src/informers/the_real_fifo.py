@@ -6,7 +6,8 @@ queue between them is elided: order is the same, and back-pressure is the reflec
 `replace(items, rv)` first emits `Deleted` with a `DeletedFinalStateUnknown` tombstone for every key
 the cache knows that the new list lacks (the delete was missed while not watching), then `Replaced`
 for every listed item. `resync()` emits `Sync` for every cached object. Deltas emitted before the
-first `replace` has been fully processed carry `is_in_initial_list=True`.
+first `replace` has been fully processed carry `is_in_initial_list=True`. With a `transform`, every
+added, updated, deleted (tombstones excepted) and listed object is transformed before its delta.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from .store import DeletedFinalStateUnknown, meta_namespace_key
 from .thread_safe_store import Indexer
+from .transform import TransformFunc
 
 
 class DeltaType(enum.Enum):
@@ -44,8 +46,10 @@ class RealFIFO:
         known_objects: Indexer,
         key_func: Callable[[Any], str] = meta_namespace_key,
         on_populated: Callable[[], None] | None = None,
+        transform: TransformFunc | None = None,
     ) -> None:
         self._process = process
+        self.transform = transform
         self._on_populated = on_populated
         self.known_objects = known_objects
         self.key_func = key_func
@@ -58,14 +62,19 @@ class RealFIFO:
     def _emit(self, type_: DeltaType, obj: Any) -> None:
         self._process(Delta(type_, obj), self._initial)
 
+    def _transformed(self, obj: Any) -> Any:
+        if self.transform is None or isinstance(obj, DeletedFinalStateUnknown):
+            return obj
+        return self.transform(obj)
+
     def add(self, obj: Any) -> None:
-        self._emit(DeltaType.ADDED, obj)
+        self._emit(DeltaType.ADDED, self._transformed(obj))
 
     def update(self, obj: Any) -> None:
-        self._emit(DeltaType.UPDATED, obj)
+        self._emit(DeltaType.UPDATED, self._transformed(obj))
 
     def delete(self, obj: Any) -> None:
-        self._emit(DeltaType.DELETED, obj)
+        self._emit(DeltaType.DELETED, self._transformed(obj))
 
     def replace(self, items: list[Any], resource_version: str) -> None:
         new_keys = {self.key_func(item) for item in items}
@@ -74,7 +83,7 @@ class RealFIFO:
                 last_known = self.known_objects.get_by_key(key)
                 self._emit(DeltaType.DELETED, DeletedFinalStateUnknown(key, last_known))
         for item in items:
-            self._emit(DeltaType.REPLACED, item)
+            self._emit(DeltaType.REPLACED, self._transformed(item))
         self.populated = True
         self._initial = False
         if self._on_populated is not None:

@@ -205,6 +205,13 @@ def _matches(value: Any, t: mi.Type) -> bool:
     return True
 
 
+@functools.cache
+def struct_type_info(cls: type[msgspec.Struct]) -> mi.Type:
+    """`msgspec.inspect.type_info(cls)`, built once per class: it walks every nested annotation,
+    which cost a quarter of the local stack's CPU when rebuilt for each admission review."""
+    return mi.type_info(cls)
+
+
 def check_types(
     raw: Any,
     cls: type[msgspec.Struct],
@@ -219,7 +226,7 @@ def check_types(
     """
     errs: list[FieldError] = []
     checker = _Checker(errs, empty_enums_unset)
-    cleaned = checker.check(raw, TypeSpec(mi.type_info(cls)), path or Path())
+    cleaned = checker.check(raw, TypeSpec(struct_type_info(cls)), path or Path())
     return cleaned, errs
 
 

@@ -430,12 +430,18 @@ class Controller:
         ready_id = gs.meta.get_annotations()[GAME_SERVER_READY_CONTAINER_ID_ANNOTATION]
         pod_annotations = pod.get("metadata", {}).get("annotations") or {}
         if GAME_SERVER_READY_CONTAINER_ID_ANNOTATION not in pod_annotations:
-            pod_copy = {**pod, "metadata": {**pod["metadata"]}}
-            pod_copy["metadata"]["annotations"] = {
-                **pod_annotations,
-                GAME_SERVER_READY_CONTAINER_ID_ANNOTATION: ready_id,
-            }
-            await self.client.update(PODS, pod_copy, gs.meta.get_namespace())
+            # A merge patch: the cached pod is trimmed (see `informers`), never written back whole.
+            await self.client.patch(
+                PODS,
+                gs.meta.get_name(),
+                {
+                    "metadata": {
+                        "annotations": {GAME_SERVER_READY_CONTAINER_ID_ANNOTATION: ready_id}
+                    }
+                },
+                namespace=gs.meta.get_namespace(),
+                patch_type="merge",
+            )
 
     async def sync_development_game_server(self, gs: GameServer) -> GameServer:
         """A dev GameServer (no pod): Creating or RequestReady → Ready on the dev address."""

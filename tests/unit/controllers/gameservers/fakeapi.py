@@ -23,6 +23,7 @@ import msgspec
 from agones.client.errors import ApiError, error_from_status
 from agones.client.rest import Resource
 from agones.informers.labels import parse
+from agones.localcluster.patch import apply_merge_patch
 from tests.status import failure_status as status
 
 
@@ -218,7 +219,10 @@ class FakeAPI:
         if current is None:
             raise api_error(404, "NotFound", f'{res.plural} "{name}" not found')
         obj = copy.deepcopy(current)
-        obj.update({k: v for k, v in self._body(patch).items() if k != "metadata"})
+        if kw.get("patch_type", "merge") == "merge":
+            obj = apply_merge_patch(obj, self._body(patch))
+        else:
+            obj.update({k: v for k, v in self._body(patch).items() if k != "metadata"})
         stored = self._store(res.plural, obj, "MODIFIED")
         await self._notify()
         return stored
