@@ -63,8 +63,14 @@ def run_local_up(tmp_path: Path, manifest: str) -> tuple[subprocess.Popen[str], 
     raise AssertionError("".join(lines))
 
 
-@pytest.mark.parametrize("manifest", ["gameserver.yaml"], ids=["gameserver"])
-def test_local_up_allocates_through_the_allocator(tmp_path: Path, manifest: str) -> None:
+@pytest.mark.parametrize(
+    ("manifest", "servers"),
+    [("gameserver.yaml", 1), ("fleet.yaml", 2)],
+    ids=["gameserver", "fleet"],
+)
+def test_local_up_allocates_through_the_allocator(
+    tmp_path: Path, manifest: str, servers: int
+) -> None:
     if os.environ.get("KUBECONFIG"):
         pytest.skip("runs its own local cluster")
     proc, lines = run_local_up(tmp_path, manifest)
@@ -83,8 +89,10 @@ def test_local_up_allocates_through_the_allocator(tmp_path: Path, manifest: str)
                 [*shlex.split(command), "-s"], capture_output=True, text=True, timeout=30
             )
             answer = json.loads(out.stdout)
-            # the only GameServer is taken: Agones' UnAllocated answer
-            assert answer["code"] == 8, answer
+            if servers == 1:  # the only GameServer is taken: Agones' UnAllocated answer
+                assert answer["code"] == 8, answer
+            else:  # the Fleet's other GameServer
+                assert answer["gameServerName"] not in ("", found.group(2)), answer
         started = descendants(proc.pid)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 0
