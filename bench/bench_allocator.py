@@ -140,7 +140,7 @@ class Cluster:
             except ApiError:
                 await asyncio.sleep(0.05)
 
-    async def start_allocators(self, replicas: int, wait: str) -> None:
+    async def start_allocators(self, replicas: int, wait: str, extra: list[str]) -> None:
         for i in range(replicas):
             port, health = free_port(), free_port()
             await self._spawn(
@@ -154,6 +154,7 @@ class Cluster:
                 f"--client-ca-dir={self.tmp / 'client-ca'}",
                 f"--allocation-batch-wait-time={wait}",
                 "--log-level=warn",
+                *extra,
                 log=f"allocator-{len(self.ports)}.log",
             )
             await wait_ready(health)
@@ -284,7 +285,9 @@ async def main(args: argparse.Namespace) -> None:
         try:
             for mode in args.modes.split(","):
                 for replicas in [int(r) for r in args.replicas.split(",")]:
-                    await cluster.start_allocators(replicas, MODES[mode])
+                    await cluster.start_allocators(
+                        replicas, MODES[mode], args.allocator_args.split()
+                    )
                     for protocol in args.protocols.split(","):
                         for concurrency in [int(c) for c in args.concurrency.split(",")]:
                             await fill_pool(rest, args.pool)
@@ -315,4 +318,7 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", default="1,10,50")
     parser.add_argument("--requests", type=int, default=800, help="allocations per phase")
     parser.add_argument("--pool", type=int, default=1000)
+    parser.add_argument(
+        "--allocator-args", default="", help="extra agones allocator flags, space-separated"
+    )
     asyncio.run(main(parser.parse_args()))

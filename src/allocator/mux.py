@@ -139,6 +139,10 @@ class Listener:
         except (ConnectionError, OSError, ssl.SSLError, TimeoutError) as err:
             self.refused += 1
             self.log.debug("connection refused", error=str(err))
+        except asyncio.CancelledError:
+            # Only `wait_closed` cancels a connection: it ends here, closed, as a normal end
+            # (asyncio's stream callback would log a cancelled connection task as an error).
+            pass
         finally:
             _close(writer)
 
