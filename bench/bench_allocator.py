@@ -153,6 +153,7 @@ class Cluster:
                 f"--tls-dir={self.tmp / 'tls'}",
                 f"--client-ca-dir={self.tmp / 'client-ca'}",
                 f"--allocation-batch-wait-time={wait}",
+                f"--allocation-partition={len(self.ports)}/{replicas}",
                 "--log-level=warn",
                 *extra,
                 log=f"allocator-{len(self.ports)}.log",

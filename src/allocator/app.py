@@ -62,7 +62,10 @@ class AllocatorApp:
             self.factory,
             self.events,
             gates,
-            AllocatorSettings(batch_wait_time=settings.allocation_batch_wait_time),
+            AllocatorSettings(
+                batch_wait_time=settings.allocation_batch_wait_time,
+                partition=settings.partition(),
+            ),
             multi_cluster=self.multi_cluster,
             logger=self.log,
         )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..controllers.gameserverallocations.partition import Partition
+
 # Given on the command line as a Go duration (`500ms`); see `cmd.flags.bind_settings`.
 DURATION = {"flag": "go-duration"}
 
@@ -52,6 +54,22 @@ class AllocatorServiceSettings:
     """HTTP status (and the gRPC code mapped from it) of an UnAllocated answer."""
     log_level: str = "Info"
     """Log level."""
+    allocation_partition: str = ""
+    """`INDEX/COUNT`: this replica's preferred share of the candidates among COUNT replicas
+    (agones#1856; "" = all of them, as Agones)."""
+
+    def partition(self) -> Partition:
+        """`allocation_partition` parsed; `ValueError` naming the flag when malformed."""
+        text = self.allocation_partition.strip()
+        if not text:
+            return Partition()
+        index, sep, count = text.partition("/")
+        if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+            raise ValueError(f"--allocation-partition {text!r}: want INDEX/COUNT, e.g. 0/2")
+        try:
+            return Partition(int(index), int(count))
+        except ValueError as err:
+            raise ValueError(f"--allocation-partition {text!r}: {err}") from None
 
     def mtls(self) -> bool:
         return not self.disable_tls and not self.disable_mtls

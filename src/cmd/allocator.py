@@ -33,6 +33,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 def settings_from_args(args: argparse.Namespace) -> AllocatorServiceSettings:
     """`ValueError` with Agones' message when no API port is valid."""
     settings = flags.settings_from_args(AllocatorServiceSettings, args)
+    settings.partition()
     if not valid_port(settings.grpc_port) and not valid_port(settings.http_port):
         raise ValueError("Must specify a valid gRPC port or an HTTP port for the allocator service")
     return settings

@@ -48,6 +48,7 @@ from ..client.rest import Resource, RESTClient
 from ..client.versioned.resources import NODES
 from ..controllers.gameserverallocations import Allocator, AllocatorSettings
 from ..controllers.gameserverallocations.controller import Extensions
+from ..controllers.gameserverallocations.multicluster import MultiClusterAllocator
 from ..extensions.apiserver import APIServer
 from ..extensions.certs import self_signed, server_ssl_context
 from ..extensions.configurations import SERVICE_NAME, api_service, webhook_configurations
@@ -337,6 +338,7 @@ class LocalStack:
             events,
             self.gates,
             AllocatorSettings(batch_wait_time=self.options.allocation_batch_wait_time),
+            multi_cluster=MultiClusterAllocator(self._allocator_factory, self.gates),
         )
         self._allocator_factory.start()
         self._tasks.append(asyncio.create_task(events.run()))
