@@ -1,12 +1,18 @@
-"""`agones extensions`: the admission webhook server (Agones `cmd/extensions`, webhook part).
+"""`agones extensions`: the admission webhooks and the allocation API (Agones `cmd/extensions`).
 
-Serves `/mutate` and `/validate` over HTTPS on `--webhook-port` (8081) and `/live`, `/ready`,
+Serves `/mutate` and `/validate` and, on the same HTTPS port, the aggregated API
+`allocation.agones.dev/v1` (`POST .../namespaces/<ns>/gameserverallocations`, discovery under
+`/apis/allocation.agones.dev/v1`, registered by the APIService `v1.allocation.agones.dev`) over
+HTTPS on `--webhook-port` (8081), and `/live`, `/ready`,
 `/metrics` over HTTP on `--http-port` (8080). TLS: `--cert-file`/`--key-file` when both exist;
 otherwise a self-signed pair is generated for `--tls-hosts` and, when the two paths were given,
 written there (so whoever registers the webhooks can read the CA bundle from the certificate file).
 On SIGTERM `/ready` fails at once, the servers keep answering for `--readiness-shutdown-duration`
-(so the Service stops routing first), then stop. The GameServerAllocation API Agones also serves
-here is not part of this command yet.
+(so the Service stops routing first), then stop. The allocation API needs the cluster
+(`--kubeconfig`, `$KUBECONFIG` or in-cluster); `--allocation-api=false` serves the webhooks alone.
+`--allocation-batch-wait-time` is Agones' idle sleep of the batch loop (0, the default here, serves
+a lone request at once); `--allocation-partition I/N` gives replica I of N its share of the
+candidates (see `controllers/gameserverallocations/partition.py`).
 """
 
 from __future__ import annotations
@@ -24,12 +30,19 @@ from aiohttp import web
 from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from ..client.config import ConfigError, load_config
+from ..client.rest import RESTClient
 from ..controller import HealthHandler
+from ..controllers.gameserverallocations import Allocator, AllocatorSettings, Partition
+from ..controllers.gameserverallocations.controller import Extensions as AllocationExtensions
+from ..extensions.apiserver import APIServer
 from ..extensions.certs import load_or_generate, self_signed, server_ssl_context
 from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..httpserver import serve_app
+from ..informers import SharedInformerFactory
 from ..logging import configure_logging
+from ..record import EventBroadcaster
 from . import flags
 
 DEFAULT_TLS_HOSTS = (
@@ -60,6 +73,24 @@ class ExtensionsSettings:
     """debug, info, warn or error."""
     bind: str = "0.0.0.0"
     """Address both servers listen on."""
+    kubeconfig: str = ""
+    """Cluster of the allocation API (empty: $KUBECONFIG, then in-cluster)."""
+    allocation_api: bool = True
+    """Serve `allocation.agones.dev/v1` beside the webhooks."""
+    allocation_batch_wait_time: float = 0.0
+    """Seconds the idle allocation batch loop sleeps (Agones: 0.5)."""
+    allocation_partition: Partition = field(default_factory=Partition)
+    """This replica's share of the allocation candidates."""
+
+
+def parse_partition(text: str) -> Partition:
+    """`I/N` (replica I of N), or empty for none; `ValueError` otherwise."""
+    if not text.strip():
+        return Partition()
+    index, sep, count = text.partition("/")
+    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+        raise ValueError(f"--allocation-partition {text!r}: want INDEX/COUNT, e.g. 0/2")
+    return Partition(int(index), int(count))
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -79,6 +110,16 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     flags.add(parser, "--bind", str, s.bind, "listen address")
     flags.add(parser, "--log-level", str, "Info", "log level")
     flags.add(parser, "--feature-gates", str, "", "feature gates, e.g. PlayerTracking=true")
+    flags.add(parser, "--kubeconfig", str, s.kubeconfig, "kubeconfig of the allocation API")
+    flags.add(parser, "--allocation-api", flags.go_bool, s.allocation_api, "serve allocation API")
+    flags.add(
+        parser,
+        "--allocation-batch-wait-time",
+        flags.go_duration,
+        s.allocation_batch_wait_time,
+        "idle sleep of the allocation batch loop (Agones 500ms)",
+    )
+    flags.add(parser, "--allocation-partition", str, "", "this replica's share: INDEX/COUNT")
 
 
 def settings_from_args(args: argparse.Namespace) -> ExtensionsSettings:
@@ -93,6 +134,10 @@ def settings_from_args(args: argparse.Namespace) -> ExtensionsSettings:
         gates=FeatureGates.parse(args.feature_gates),
         log_level=args.log_level.lower(),
         bind=args.bind,
+        kubeconfig=args.kubeconfig,
+        allocation_api=args.allocation_api,
+        allocation_batch_wait_time=args.allocation_batch_wait_time,
+        allocation_partition=parse_partition(args.allocation_partition),
     )
 
 
@@ -114,7 +159,14 @@ class Extensions:
         self.settings = settings
         self.log = structlog.get_logger().bind(component="extensions")
         self.cert_pem, key_pem = tls_material(settings)
-        self.webhooks = WebhookServer(settings.gates, server_ssl_context(self.cert_pem, key_pem))
+        self.api = APIServer()
+        self.webhooks = WebhookServer(
+            settings.gates, server_ssl_context(self.cert_pem, key_pem), api=self.api
+        )
+        self.allocator: Allocator | None = None
+        self._client: RESTClient | None = None
+        self._factory: SharedInformerFactory | None = None
+        self._events_task: asyncio.Task[None] | None = None
         self.health = HealthHandler()
         self.stopping = asyncio.Event()
         self.health.add_readiness_check("shutdown", self._not_stopping)
@@ -130,7 +182,24 @@ class Extensions:
             body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST}
         )
 
+    async def _start_allocation(self) -> None:
+        """The allocator, fed by its own informers, behind the allocation API."""
+        s = self.settings
+        self._client = RESTClient(load_config(s.kubeconfig or None))
+        self._factory = SharedInformerFactory(self._client)
+        events = EventBroadcaster(self._client)
+        settings = AllocatorSettings(
+            batch_wait_time=s.allocation_batch_wait_time, partition=s.allocation_partition
+        )
+        self.allocator = Allocator(self._client, self._factory, events, s.gates, settings)
+        self._factory.start()
+        self._events_task = asyncio.create_task(events.run())
+        await self.allocator.start()
+        AllocationExtensions(self.allocator).register_api_resource(self.api)
+
     async def start(self) -> None:
+        if self.settings.allocation_api:
+            await self._start_allocation()
         await self.webhooks.start(self.settings.bind, self.settings.webhook_port)
         app = web.Application()
         self.health.add_routes(app)
@@ -146,6 +215,15 @@ class Extensions:
 
     async def _close(self) -> None:
         await self.webhooks.stop()
+        if self.allocator is not None:
+            await self.allocator.stop()
+        if self._events_task is not None:
+            self._events_task.cancel()
+            await asyncio.gather(self._events_task, return_exceptions=True)
+        if self._factory is not None:
+            await self._factory.shutdown()
+        if self._client is not None:
+            await self._client.close()
         if self._http is not None:
             await self._http.cleanup()
             self._http = None
@@ -183,6 +261,9 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(settings.log_level)
     try:
         asyncio.run(Extensions(settings).run_until_signalled())
+    except ConfigError as err:
+        print(f"error: no cluster for the allocation API: {err} (or --allocation-api=false)")
+        return 1
     except OSError as err:
         print(f"error: could not serve: {err}")
         return 1

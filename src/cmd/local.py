@@ -29,6 +29,7 @@ from ..client.versioned.resources import GAME_SERVERS
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from ..localcluster import mainjob
 from ..logging import configure_logging
+from .flags import go_duration
 
 KINDS = {
     ("agones.dev/v1", "GameServer"): GAME_SERVERS,
@@ -58,6 +59,15 @@ def register(subparsers: Any) -> None:
     up.add_argument("--max-port", type=int, default=8000, help="highest GameServer host port")
     up.add_argument("--feature-gates", default="", help="feature gates, e.g. PlayerTracking=true")
     up.add_argument("--simulate-all", action="store_true", help="simulate every pod")
+    up.add_argument(
+        "--allocation-batch-wait-time",
+        type=go_duration,
+        default=0.0,
+        help="idle sleep of the allocation batch loop (Agones 500ms; default none)",
+    )
+    up.add_argument(
+        "--extensions-replicas", type=int, default=1, help="webhook + allocation API servers"
+    )
     up.add_argument(
         "--apply", action="append", default=[], metavar="FILE", help="apply once up (repeatable)"
     )
@@ -148,6 +158,8 @@ def run_up(args: argparse.Namespace) -> int:
         simulate_all=args.simulate_all,
         allocator_port=args.allocator_port,
         allocator_certs_dir=str((state / "allocator").resolve()),
+        allocation_batch_wait_time=args.allocation_batch_wait_time,
+        extensions_replicas=args.extensions_replicas,
     )
     if args.allocate and mainjob.selector_for(docs) is None:
         print("error: --allocate needs --apply with a Fleet or a GameServer")

@@ -42,6 +42,7 @@ class Aggregator:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self._session: aiohttp.ClientSession | None = None
+        self._contexts: dict[tuple[bool, str], ssl.SSLContext] = {}
         # Unavailable APIServices are probed again with back-off until their backend answers.
         self.work: WorkQueue[str] = WorkQueue("apiservice-availability", self._probe)
         registry.listeners.append(self.observe)
@@ -110,6 +111,21 @@ class Aggregator:
         self.registry.force_update(info, latest, set_available)
         return not ok
 
+    def _ssl_context(self, insecure: bool, ca_bundle: str) -> ssl.SSLContext:
+        """One context per (trust, CA bundle): aiohttp pools connections per context, so a
+        context per request would mean a TLS handshake per proxied request."""
+        key = (insecure, ca_bundle)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            ctx = ssl.create_default_context()
+            if insecure:
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+            elif ca_bundle:
+                ctx.load_verify_locations(cadata=base64.b64decode(ca_bundle).decode())
+            self._contexts[key] = ctx
+        return ctx
+
     async def _forward(
         self,
         apiservice: Obj,
@@ -124,12 +140,7 @@ class Aggregator:
         target = resolve_service(
             self.registry.store, svc.get("namespace", ""), svc["name"], int(svc.get("port", 443))
         )
-        ctx = ssl.create_default_context()
-        if spec.get("insecureSkipTLSVerify"):
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        elif spec.get("caBundle"):
-            ctx.load_verify_locations(cadata=base64.b64decode(spec["caBundle"]).decode())
+        ctx = self._ssl_context(bool(spec.get("insecureSkipTLSVerify")), spec.get("caBundle") or "")
         if self._session is None:
             self._session = aiohttp.ClientSession()
         url = target.base_url + path + (f"?{query}" if query else "")

@@ -3,7 +3,8 @@ resolver does, on one machine.
 
 A Service is resolved, in order, through:
 1. its annotation `local.agones-py.dev/address: "<host>:<port>"` (the simplest way to point a Service
-   at a process listening on 127.0.0.1);
+   at a process listening on 127.0.0.1), or several comma-separated, one picked at random per
+   request as kube-proxy spreads connections over a Service's endpoints;
 2. its Endpoints object (same name): the first ready address, with the port matching the Service
    port's name (or the only port);
 3. `spec.externalName` for ExternalName Services.
@@ -12,6 +13,7 @@ TLS is verified against the name `<service>.<namespace>.svc`, as a cluster does.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +40,8 @@ def resolve_service(store: Store, namespace: str, name: str, port: int = 443) ->
     svc: dict[str, Any] = entry.obj
     address = (svc["metadata"].get("annotations") or {}).get(ADDRESS_ANNOTATION)
     if address:
-        return ServiceTarget(f"https://{address}", server_name)
+        chosen = random.choice([a.strip() for a in address.split(",") if a.strip()] or [address])
+        return ServiceTarget(f"https://{chosen}", server_name)
     spec = svc.get("spec") or {}
     svc_port = next((p for p in spec.get("ports") or [] if p.get("port") == port), None)
     eps = store.get("/endpoints", namespace, name)

@@ -6,7 +6,8 @@ the admission webhooks in-process over HTTPS with a generated certificate (the S
 `agones-controller-service` points at them; the Mutating/ValidatingWebhookConfigurations carry the
 certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
 own informers, registered through the APIService `v1.allocation.agones.dev`, so
-`kubectl create -f gameserverallocation.yaml` works), the simulated nodes with their scheduler and kubelets, the
+`kubectl create -f gameserverallocation.yaml` works; `extensions_replicas` such servers behind the
+one Service, each with its own allocator and share of the candidates), the simulated nodes with their scheduler and kubelets, the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`), and the allocator service as another
 (`agones allocator` on 127.0.0.1:`allocator_port`, mutual TLS with certificates generated into
@@ -46,7 +47,7 @@ from ..client.config import load_config
 from ..client.errors import ApiError
 from ..client.rest import Resource, RESTClient
 from ..client.versioned.resources import NODES
-from ..controllers.gameserverallocations import Allocator, AllocatorSettings
+from ..controllers.gameserverallocations import Allocator, AllocatorSettings, Partition
 from ..controllers.gameserverallocations.controller import Extensions
 from ..controllers.gameserverallocations.multicluster import MultiClusterAllocator
 from ..extensions.apiserver import APIServer
@@ -109,6 +110,8 @@ class StackOptions:
     """Start the controller child process."""
     allocation_batch_wait_time: float = 0.0
     """The allocator's idle sleep (0: serve a lone request at once; Agones: 0.5)."""
+    extensions_replicas: int = 1
+    """Webhook + allocation API servers behind the extensions Service (each its own allocator)."""
     allocator_service: bool = True
     """Run the allocator service (`agones allocator`, gRPC + REST on one mTLS port) as a child."""
     allocator_port: int = 0
@@ -202,6 +205,10 @@ async def _terminate(proc: asyncio.subprocess.Process | None, kill: bool, timeou
 class LocalStack:
     def __init__(self, options: StackOptions | None = None) -> None:
         self.options = options or StackOptions()
+        if self.options.extensions_replicas < 1:
+            raise ValueError(
+                f"extensions replicas must be at least 1, not {self.options.extensions_replicas}"
+            )
         self.gates = FeatureGates.parse(self.options.gates)
         self.addresses = node_addresses(self.options.nodes, self.options.first_node_address)
         self.api = LocalAPIServer(
@@ -217,10 +224,9 @@ class LocalStack:
         self.factory: SharedInformerFactory | None = None
         self.kubelet: Kubelet | None = None
         self.scheduler: Scheduler | None = None
-        self.webhooks: WebhookServer | None = None
-        self.api_server = APIServer()
-        self.allocator: Allocator | None = None
-        self._allocator_factory: SharedInformerFactory | None = None
+        self.extensions: list[tuple[WebhookServer, APIServer]] = []
+        self.allocators: list[Allocator] = []
+        self._allocator_factories: list[SharedInformerFactory] = []
         self._ca: bytes = b""
         self.controller_proc: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[Any]] = []
@@ -307,18 +313,22 @@ class LocalStack:
         raise RuntimeError("CRDs were not established")
 
     async def _start_webhooks(self) -> None:
+        """`extensions_replicas` webhook servers behind the one Service, each serving its own
+        allocation API (see `_start_allocation`)."""
         hosts = [f"{SERVICE_NAME}.{SYSTEM_NAMESPACE}.svc", SERVICE_NAME, "localhost", "127.0.0.1"]
         cert, key = self_signed(hosts)
         self._ca = cert
-        self.webhooks = WebhookServer(
-            self.gates, server_ssl_context(cert, key), api=self.api_server
-        )
-        await self.webhooks.start("127.0.0.1", 0)
+        for _ in range(self.options.extensions_replicas):
+            api = APIServer()
+            server = WebhookServer(self.gates, server_ssl_context(cert, key), api=api)
+            await server.start("127.0.0.1", 0)
+            self.extensions.append((server, api))
+        addresses = ",".join(f"127.0.0.1:{server.port}" for server, _ in self.extensions)
         service = {
             "metadata": {
                 "name": SERVICE_NAME,
                 "namespace": SYSTEM_NAMESPACE,
-                "annotations": {ADDRESS_ANNOTATION: f"127.0.0.1:{self.webhooks.port}"},
+                "annotations": {ADDRESS_ANNOTATION: addresses},
             },
             "spec": {"ports": [{"name": "webhooks", "port": 443, "targetPort": 8081}]},
         }
@@ -328,23 +338,40 @@ class LocalStack:
         await self._ensure(VALIDATING, validating)
 
     async def _start_allocation(self) -> None:
-        """The allocator behind the allocation API, then the APIService that routes to it."""
-        client = self._clients[-1]
-        self._allocator_factory = SharedInformerFactory(client)
-        events = EventBroadcaster(client)
-        self.allocator = Allocator(
-            client,
-            self._allocator_factory,
-            events,
-            self.gates,
-            AllocatorSettings(batch_wait_time=self.options.allocation_batch_wait_time),
-            multi_cluster=MultiClusterAllocator(self._allocator_factory, self.gates),
-        )
-        self._allocator_factory.start()
-        self._tasks.append(asyncio.create_task(events.run()))
-        await self.allocator.start()
-        Extensions(self.allocator).register_api_resource(self.api_server)
+        """One allocator per extensions replica (its own client, informers, events and share of
+        the candidates), then the APIService that routes the allocation API to them."""
+        count = len(self.extensions)
+        for index, (_, api) in enumerate(self.extensions):
+            client = self._clients[-1]
+            factory = SharedInformerFactory(client)
+            events = EventBroadcaster(client)
+            settings = AllocatorSettings(
+                batch_wait_time=self.options.allocation_batch_wait_time,
+                partition=Partition(index, count),
+            )
+            allocator = Allocator(
+                client,
+                factory,
+                events,
+                self.gates,
+                settings,
+                multi_cluster=MultiClusterAllocator(factory, self.gates),
+            )
+            factory.start()
+            self._allocator_factories.append(factory)
+            self._tasks.append(asyncio.create_task(events.run()))
+            await allocator.start()
+            self.allocators.append(allocator)
+            Extensions(allocator).register_api_resource(api)
         await self._ensure(APISERVICES, api_service(self._ca, SYSTEM_NAMESPACE))
+
+    @property
+    def webhooks(self) -> WebhookServer | None:
+        return self.extensions[0][0] if self.extensions else None
+
+    @property
+    def allocator(self) -> Allocator | None:
+        return self.allocators[0] if self.allocators else None
 
     def controller_argv(self) -> list[str]:
         o = self.options
@@ -455,17 +482,17 @@ class LocalStack:
         await step(self.stop_controller())
         if self.kubelet is not None:
             await step(self.kubelet.stop())
-        if self.allocator is not None:
-            await step(self.allocator.stop())
+        for allocator in self.allocators:
+            await step(allocator.stop())
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._allocator_factory is not None:
-            await step(self._allocator_factory.shutdown())
+        for factory in self._allocator_factories:
+            await step(factory.shutdown())
         if self.factory is not None:
             await step(self.factory.shutdown())
-        if self.webhooks is not None:
-            await step(self.webhooks.stop())
+        for server, _ in self.extensions:
+            await step(server.stop())
         for client in [*([self.client] if self.client is not None else []), *self._clients]:
             await step(client.close())
         await step(self.api.stop())

@@ -9,7 +9,12 @@ WorkerQueue with one worker so rebuilds never overlap.
 
 `remove_game_server(gs)` takes a candidate out for the duration of an allocation attempt and
 raises `ConflictInGameServerSelection` when it was no longer there (another attempt took it);
-`add_game_server(gs)` puts one back. `list_sorted_game_servers(gsa)` /
+until `written(gs)` (the write succeeded: the returned object goes to the informer's shared
+MutationCache) or `add_game_server(gs)` / `release(gs)` (it failed) the candidate is in flight, and
+a rebuild does not bring it back from a lister that has not seen the write yet; a rebuild also
+reads each GameServer through the MutationCache, so it never restores a version older than one
+this process wrote. Without these a resync under load re-adds stale Ready copies, whose writes
+conflict, fail the request, and trigger the next resync. `list_sorted_game_servers(gsa)` /
 `list_sorted_game_servers_priorities(gsa)` return a fresh sorted list (see `find.py`).
 """
 
@@ -64,8 +69,10 @@ class AllocationCache:
         self.gates = gates
         self.log = (logger or structlog.get_logger()).bind(component="allocation-cache")
         self.cache: dict[str, GameServer] = {}
+        self.in_flight: set[str] = set()
         informer = informers.game_servers(factory)
         self.informer = informer.informer()
+        self.mutations = self.informer.mutation_cache()
         self.game_server_lister = informer.lister()
         self.informer.add_event_handler(
             ResourceEventHandlerFuncs(
@@ -100,11 +107,24 @@ class AllocationCache:
             self.cache.pop(obj.key, None)
 
     def remove_game_server(self, gs: GameServer) -> None:
-        if self.cache.pop(_key(gs), None) is None:
+        key = _key(gs)
+        if self.cache.pop(key, None) is None:
             raise ConflictInGameServerSelection()
+        self.in_flight.add(key)
 
     def add_game_server(self, gs: GameServer) -> None:
-        self.cache[_key(gs)] = gs
+        key = _key(gs)
+        self.in_flight.discard(key)
+        self.cache[key] = gs
+
+    def release(self, gs: GameServer) -> None:
+        """The write failed with a conflict: leave it to the informer to bring the newer one."""
+        self.in_flight.discard(_key(gs))
+
+    def written(self, gs: GameServer) -> None:
+        """The allocation write succeeded and returned `gs`."""
+        self.mutations.mutation(gs)
+        self.in_flight.discard(_key(gs))
 
     def __len__(self) -> int:
         return len(self.cache)
@@ -129,7 +149,12 @@ class AllocationCache:
 
     def sync_cache(self) -> None:
         """Make the cache equal to the allocatable GameServers of the lister."""
-        current = {_key(gs): gs for gs in self.game_server_lister.list() if _allocatable(gs)}
+        current: dict[str, GameServer] = {}
+        for listed in self.game_server_lister.list():
+            key = _key(listed)
+            gs = self.mutations.get_by_key(key) or listed
+            if key not in self.in_flight and _allocatable(gs):
+                current[key] = gs
         for key in [k for k in self.cache if k not in current]:
             del self.cache[key]
         for key, gs in current.items():

@@ -323,7 +323,13 @@ class Allocator:
                 request = self._pending.get_nowait()
             if request.future.done():  # the caller went away
                 continue
-            batch.serve(request)
+            try:
+                batch.serve(request)
+            except Exception as err:  # never let one request stop the loop for all others
+                self.log.error("allocation batch failed", error=str(err), exc_info=err)
+                batch.drop()
+                if not request.future.done():
+                    request.future.set_exception(err)
 
     def _start_update(self, request: _Request, gs: GameServer) -> None:
         self._spawn(self._update(request, gs))
@@ -333,11 +339,14 @@ class Allocator:
             try:
                 updated = await self._apply_and_write(deep_copy(cached), request.gsa)
             except Exception as err:
-                if not is_conflict(err):
+                if is_conflict(err):
+                    self.allocation_cache.release(cached)
+                else:
                     self.allocation_cache.add_game_server(cached)
                 if not request.future.done():
                     request.future.set_exception(err)
                 return
+        self.allocation_cache.written(updated)
         if not request.future.done():
             request.future.set_result(updated)
 

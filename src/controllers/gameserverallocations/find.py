@@ -121,15 +121,33 @@ def packed_key(
     gates: FeatureGates,
 ) -> tuple[Any, ...]:
     """The Packed sort key of one GameServer (smaller sorts first)."""
-    node = counts.get(gs.node_name())
-    node_key = (1, 0, 0) if node is None else (0, -node.allocated, -node.ready)
-    return (
-        0 if gs.state() == GameServerState.ALLOCATED else 1,
-        *node_key,
-        _players_key(gs, gates),
-        priority_key(gs, priorities),
-        gs.meta.get_name(),
-    )
+    return _packed_keys(priorities, counts, gates)(gs)
+
+
+_UNKNOWN_NODE = (1, 0, 0)
+
+
+def _packed_keys(
+    priorities: Sequence[Priority], counts: dict[str, NodeCount], gates: FeatureGates
+) -> Callable[[GameServer], tuple[Any, ...]]:
+    """The key function, with the feature checks and node keys worked out once per sort."""
+    nodes = {name: (0, -c.allocated, -c.ready) for name, c in counts.items()}
+    players = gates.enabled(Feature.PLAYER_ALLOCATION_FILTER)
+    with_priorities = bool(priorities)
+
+    def key(gs: GameServer) -> tuple[Any, ...]:
+        status = gs.status
+        state = status.state if isinstance(status, GameServerStatus) else None
+        node = status.node_name if isinstance(status, GameServerStatus) else ""
+        return (
+            0 if state == GameServerState.ALLOCATED else 1,
+            nodes.get(node if isinstance(node, str) else "", _UNKNOWN_NODE),
+            _players_key(gs, gates) if players else (0, 0),
+            priority_key(gs, priorities) if with_priorities else (),
+            gs.meta.get_name(),
+        )
+
+    return key
 
 
 def sort_packed(
@@ -139,8 +157,7 @@ def sort_packed(
     gates: FeatureGates,
 ) -> list[GameServer]:
     """Agones' `ListSortedGameServers`."""
-    priorities = _priorities(gsa, gates)
-    return sorted(game_servers, key=lambda gs: packed_key(gs, priorities, counts, gates))
+    return sorted(game_servers, key=_packed_keys(_priorities(gsa, gates), counts, gates))
 
 
 def sort_distributed(
@@ -175,7 +192,7 @@ def find_game_server_for_allocation(
     `game_servers` must be sorted (`sort_packed` / `sort_distributed`); `None` entries (taken
     earlier in a batch) are skipped. The GSA must have passed validation and `converter`.
     """
-    selectors = list(_spec(gsa).selectors or [])
+    selectors = [s.matcher(gates) for s in _spec(gsa).selectors or []]
     namespace = gsa.metadata.get_namespace() if isinstance(gsa.metadata, ObjectMeta) else ""
     first: list[tuple[GameServer, int] | None] = [None] * len(selectors)
     mine: list[tuple[GameServer, int] | None] = [None] * len(selectors)
@@ -186,7 +203,7 @@ def find_game_server_for_allocation(
             continue
         is_mine: bool | None = None
         for j, selector in enumerate(selectors):
-            if mine[j] is not None or not selector.matches(gs, gates):
+            if mine[j] is not None or not selector(gs):
                 continue
             if first[j] is None:
                 first[j] = (gs, i)

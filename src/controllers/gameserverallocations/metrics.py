@@ -27,7 +27,8 @@ RETRY_BUCKETS = (1, 2, 3, 4, 5)
 LABELS = ("fleet_name", "cluster_name", "is_multicluster", "status", "scheduling_strategy")
 NONE = "none"
 
-_FAMILIES: dict[int, tuple[Histogram, Histogram]] = {}
+# The registry is kept with its families so its id cannot be reused by a newer registry.
+_FAMILIES: dict[int, tuple[CollectorRegistry, Histogram, Histogram]] = {}
 
 
 def families(registry: CollectorRegistry | None = None) -> tuple[Histogram, Histogram]:
@@ -35,6 +36,7 @@ def families(registry: CollectorRegistry | None = None) -> tuple[Histogram, Hist
     found = _FAMILIES.get(id(registry))
     if found is None:
         found = (
+            registry,
             Histogram(
                 "agones_gameserver_allocations_duration_seconds",
                 "The distribution of gameserver allocation requests latencies.",
@@ -51,7 +53,7 @@ def families(registry: CollectorRegistry | None = None) -> tuple[Histogram, Hist
             ),
         )
         _FAMILIES[id(registry)] = found
-    return found
+    return found[1], found[2]
 
 
 @dataclass

@@ -106,7 +106,9 @@ def test_generated_certificate_is_written_where_asked(tmp_path: Path) -> None:
 
 
 async def test_extensions_process_serves_health_and_stops() -> None:
-    settings = cmd.ExtensionsSettings(webhook_port=0, http_port=0, bind="127.0.0.1")
+    settings = cmd.ExtensionsSettings(
+        webhook_port=0, http_port=0, bind="127.0.0.1", allocation_api=False
+    )
     ext = cmd.Extensions(settings)
     await ext.start()
     try:
@@ -134,6 +136,16 @@ def test_a_port_in_use_is_an_error_exit_not_a_crash(
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        args = parse(["--bind", "127.0.0.1", "--webhook-port", "0", "--http-port", str(port)])
+        args = parse(
+            [
+                "--bind",
+                "127.0.0.1",
+                "--webhook-port",
+                "0",
+                "--http-port",
+                str(port),
+                "--allocation-api=false",
+            ]
+        )
         assert cmd.run(args) == 1
     assert "could not serve" in capsys.readouterr().out

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import enum
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from msgspec import UNSET, Struct, UnsetType
@@ -84,6 +85,9 @@ class ListSelector(Struct, rename="camel", omit_defaults=True):
     max_available: Annotated[int, crd(go="always")] | UnsetType = UNSET
 
 
+_EMPTY_META = ObjectMeta()
+
+
 def _get(value: Any, default: Any) -> Any:
     return default if value is UNSET or value is None else value
 
@@ -108,13 +112,24 @@ class GameServerSelector(LabelSelector, rename="camel", omit_defaults=True):
 
     def matches(self, gs: GameServer, gates: FeatureGates) -> bool:
         """`GameServerSelector.Matches`; the selector must have passed validation."""
-        metadata = gs.metadata if isinstance(gs.metadata, ObjectMeta) else ObjectMeta()
+        return self.matcher(gates)(gs)
+
+    def matcher(self, gates: FeatureGates) -> Callable[[GameServer], bool]:
+        """`matches` with the label selector parsed once (for scanning many GameServers)."""
         try:
             selector = label_selector_as_selector(self)
         except SelectorError:
             raise ValueError("GameServerSelector.validate() must pass before matches()") from None
-        if not selector.matches(metadata.get_labels()):
-            return False
+
+        def match(gs: GameServer) -> bool:
+            metadata = gs.metadata if isinstance(gs.metadata, ObjectMeta) else _EMPTY_META
+            if not selector.matches(metadata.get_labels()):
+                return False
+            return self._match_rest(gs, gates)
+
+        return match
+
+    def _match_rest(self, gs: GameServer, gates: FeatureGates) -> bool:
         status = gs.status if isinstance(gs.status, GameServerStatus) else GameServerStatus()
         state = self.game_server_state
         if isinstance(state, str) and _get(status.state, "") != state:

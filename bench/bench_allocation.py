@@ -1,0 +1,274 @@
+"""Allocations per second and latency through the Kubernetes API path (`kubectl create` of a
+GameServerAllocation: API server → aggregator → extensions → allocator → GameServer write).
+
+For each batching mode (ours: no idle sleep; Agones': `--allocation-batch-wait-time` 0.5 s) and 1
+or 2 extensions replicas, a local cluster runs in a child process (`serve`, so the load generator
+does not share its CPU), with a pool of 1000 Ready GameServers written directly (no controller).
+Clients POST the simple-game-server example allocation back to back at concurrency 1, 10 and 50;
+allocated GameServers are put back to Ready between phases. Prints allocations/s, p50/p90/p99 and
+the outcomes, one line per (mode, replicas, concurrency).
+
+    .venv/bin/python -m bench.bench_allocation                  # the whole table
+    .venv/bin/python -m bench.bench_allocation --modes ours --replicas 1 --requests 300
+
+`--stress N --pool P` instead runs the replica test's stress (2 partitioned replicas, 50 clients,
+write faults, P GameServers re-readied) for N allocations in-process and prints the outcome counts;
+`--shared` makes the two replicas share every candidate, as Agones' do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from agones.client.config import load_kube_config
+from agones.client.errors import ApiError
+from agones.client.rest import Resource, RESTClient
+
+ROOT = Path(__file__).resolve().parents[1]
+GAME_SERVERS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
+NAMESPACE = "default"
+ALLOCATIONS = f"/apis/allocation.agones.dev/v1/namespaces/{NAMESPACE}/gameserverallocations"
+REQUEST = {
+    "apiVersion": "allocation.agones.dev/v1",
+    "kind": "GameServerAllocation",
+    "spec": {"selectors": [{"matchLabels": {"agones.dev/fleet": "green-fleet"}}]},
+}
+MODES = {"ours": 0.0, "agones": 0.5}
+
+
+async def serve(kubeconfig: str, wait: float, replicas: int) -> None:
+    from agones.localcluster.stack import LocalStack, StackOptions
+    from agones.logging import configure_logging
+
+    configure_logging("error")
+
+    options = StackOptions(
+        nodes=2,
+        kubeconfig=kubeconfig,
+        controller=False,
+        simulate_all=True,
+        allocation_batch_wait_time=wait,
+        extensions_replicas=replicas,
+    )
+    async with LocalStack(options):
+        print("ready", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000 if ordered else 0.0
+
+
+async def put_ready(rest: RESTClient, name: str, node: str) -> None:
+    from tests.integration.gameserverallocations.harness import ready_game_server
+
+    wanted = ready_game_server(
+        name, NAMESPACE, labels={"agones.dev/fleet": "green-fleet"}, node=node
+    )
+    while True:
+        try:
+            try:
+                current = await rest.get(GAME_SERVERS, name, NAMESPACE)
+            except ApiError as err:
+                if err.status_code != 404:
+                    raise
+                current = await rest.create(GAME_SERVERS, wanted, NAMESPACE)
+            current["status"] = wanted["status"]
+            await rest.update(GAME_SERVERS, current, NAMESPACE)
+            return
+        except ApiError as err:
+            if err.status_code != 409:
+                raise
+
+
+async def fill(rest: RESTClient, names: list[str]) -> None:
+    sem = asyncio.Semaphore(20)
+
+    async def one(i: int, name: str) -> None:
+        async with sem:
+            await put_ready(rest, name, f"agones-local-node-{1 + i % 2}")
+
+    await asyncio.gather(*(one(i, n) for i, n in enumerate(names)))
+
+
+async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, Any]:
+    latencies: list[float] = []
+    outcomes: dict[str, int] = {}
+    allocated: list[str] = []
+    left = requests
+
+    async def client() -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            start = time.perf_counter()
+            try:
+                raw = await rest.request("POST", ALLOCATIONS, body=REQUEST)
+            except ApiError as err:
+                outcomes[f"error {err.status_code}"] = (
+                    outcomes.get(f"error {err.status_code}", 0) + 1
+                )
+                continue
+            latencies.append(time.perf_counter() - start)
+            status = json.loads(raw)["status"]
+            outcomes[status["state"]] = outcomes.get(status["state"], 0) + 1
+            if status["state"] == "Allocated":
+                allocated.append(status["gameServerName"])
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - start
+    names = set(allocated)
+    return {
+        "rate": len(latencies) / elapsed,
+        "p50": pct(latencies, 0.50),
+        "p90": pct(latencies, 0.90),
+        "p99": pct(latencies, 0.99),
+        "outcomes": outcomes,
+        "doubles": len(allocated) - len(names),
+        "allocated": sorted(names),
+    }
+
+
+async def drive(
+    kubeconfig: str, pool: int, counts: dict[int, int]
+) -> list[tuple[int, dict[str, Any]]]:
+    config = load_kube_config(kubeconfig)
+    config.qps = 0
+    rest = RESTClient(config)
+    try:
+        names = [f"green-fleet-bench-{i:04d}" for i in range(pool)]
+        await fill(rest, names)
+        await asyncio.sleep(1.0)  # let the allocators' informers see the pool
+        out = []
+        for concurrency, requests in counts.items():
+            result = await phase(rest, concurrency, requests)
+            out.append((concurrency, result))
+            await fill(rest, result["allocated"])
+            await asyncio.sleep(0.5)
+        return out
+    finally:
+        await rest.close()
+
+
+def run_config(mode: str, replicas: int, pool: int, requests: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = str(Path(tmp) / "kubeconfig")
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.bench_allocation",
+                "serve",
+                "--kubeconfig",
+                kubeconfig,
+                "--wait",
+                str(MODES[mode]),
+                "--replicas",
+                str(replicas),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        try:
+            assert child.stdout is not None
+            for line in child.stdout:
+                if line.strip() == "ready":
+                    break
+            else:
+                raise SystemExit("the cluster did not start")
+            threading.Thread(target=child.stdout.read, daemon=True).start()
+            slow = MODES[mode] > 0
+            counts = {
+                1: 40 if slow else requests,
+                10: 200 if slow else requests,
+                50: 500 if slow else requests,
+            }
+            for concurrency, r in asyncio.run(drive(kubeconfig, pool, counts)):
+                print(
+                    f"{mode:7s} replicas={replicas} C={concurrency:<3d} {r['rate']:7.1f} alloc/s  "
+                    f"p50 {r['p50']:6.1f} ms  p90 {r['p90']:6.1f} ms  p99 {r['p99']:6.1f} ms  "
+                    f"{r['outcomes']} doubles={r['doubles']}",
+                    flush=True,
+                )
+        finally:
+            with contextlib.suppress(Exception):
+                assert child.stdin is not None
+                child.stdin.close()
+            try:
+                child.wait(60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+async def stress(total: int, pool: int, partitioned: bool) -> None:
+    from agones.logging import configure_logging
+    from tests.integration.gameserverallocations.harness import harness
+    from tests.integration.gameserverallocations.test_replicas import fill as fill_pool
+    from tests.integration.gameserverallocations.test_replicas import (
+        retries,
+        two_replicas,
+    )
+    from tests.integration.gameserverallocations.test_replicas import (
+        stress as run,
+    )
+
+    configure_logging("error")
+    async with harness() as h:
+        replicas = await two_replicas(h, partitioned)
+        await fill_pool(h, replicas, pool)
+        start = time.perf_counter()
+        tally = await run(h, replicas, total)
+        elapsed = time.perf_counter() - start
+        print(
+            f"{total} allocations, {pool} GameServers, 2 {'partitioned' if partitioned else 'shared'} "
+            "replicas, 50 clients, write faults "
+            f"({h.server.faults.injected} injected): {dict(tally.outcomes)}, "
+            f"double allocations {len(tally.doubles)}, retries {sum(retries(r) for r in replicas)}, "
+            f"{total / elapsed:.0f}/s"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    srv = sub.add_parser("serve")
+    srv.add_argument("--kubeconfig", required=True)
+    srv.add_argument("--wait", type=float, default=0.0)
+    srv.add_argument("--replicas", type=int, default=1)
+    parser.add_argument("--modes", default="ours,agones")
+    parser.add_argument("--replicas", default="1,2")
+    parser.add_argument("--pool", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=600, help="per phase, our mode")
+    parser.add_argument("--stress", type=int, default=0)
+    parser.add_argument("--shared", action="store_true", help="stress: replicas share candidates")
+    args = parser.parse_args()
+    if args.command == "serve":
+        asyncio.run(serve(args.kubeconfig, args.wait, args.replicas))
+        return
+    if args.stress:
+        asyncio.run(stress(args.stress, args.pool, not args.shared))
+        return
+    for mode in args.modes.split(","):
+        for replicas in (int(r) for r in args.replicas.split(",")):
+            run_config(mode, replicas, args.pool, args.requests)
+
+
+if __name__ == "__main__":
+    main()

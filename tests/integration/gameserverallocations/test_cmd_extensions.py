@@ -1,0 +1,67 @@
+"""`agones extensions` serves the allocation API beside the webhooks, from its own informers."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+
+import aiohttp
+import pytest
+
+from agones.cmd import extensions as cmd
+from agones.controllers.gameserverallocations import Partition
+from tests.integration.gameserverallocations.harness import harness
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        pytest.param("", Partition(), id="none"),
+        pytest.param("1/3", Partition(1, 3), id="one-of-three"),
+    ],
+)
+def test_partition_flag(text: str, want: Partition) -> None:
+    assert cmd.parse_partition(text) == want
+
+
+@pytest.mark.parametrize("text", ["2", "a/b", "3/3", "-1/2"])
+def test_bad_partition_flag_is_a_clear_error(text: str) -> None:
+    with pytest.raises(ValueError, match="partition"):
+        cmd.parse_partition(text)
+
+
+async def test_extensions_command_serves_the_allocation_api() -> None:
+    async with harness() as h:
+        await h.create_ready("gs-0")
+        settings = cmd.ExtensionsSettings(
+            webhook_port=0,
+            http_port=0,
+            bind="127.0.0.1",
+            kubeconfig=h.server.kubeconfig,
+            allocation_partition=Partition(0, 1),
+        )
+        ext = cmd.Extensions(settings)
+        await ext.start()
+        try:
+            assert ext.allocator is not None
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            base = f"https://127.0.0.1:{ext.webhooks.port}/apis/allocation.agones.dev/v1"
+            body = {"apiVersion": "allocation.agones.dev/v1", "kind": "GameServerAllocation"}
+            async with aiohttp.ClientSession() as session:
+                async with session.get(base, ssl=ctx) as r:
+                    assert r.status == 200
+                    assert (await r.json())["resources"][0]["name"] == "gameserverallocations"
+                for _ in range(200):
+                    if len(ext.allocator.allocation_cache) == 1:
+                        break
+                    await asyncio.sleep(0.01)
+                url = f"{base}/namespaces/default/gameserverallocations"
+                async with session.post(url, json=body, ssl=ctx) as r:
+                    assert r.status == 201
+                    out = await r.json()
+                    assert out["status"]["state"] == "Allocated"
+                    assert out["status"]["gameServerName"] == "gs-0"
+        finally:
+            await ext.stop()
