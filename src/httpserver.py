@@ -29,4 +29,6 @@ async def serve_app(
     except BaseException:
         await runner.cleanup()
         raise
-    return runner, int(runner.addresses[0][1])
+    # IPv4 first: port 0 on every interface binds IPv4 and IPv6 to different ports.
+    addresses = sorted(runner.addresses, key=lambda address: len(address) != 2)
+    return runner, int(addresses[0][1])

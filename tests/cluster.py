@@ -7,6 +7,8 @@ streaming watches, and fault injection (local server only: `cluster.local` tells
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import os
 import shutil
@@ -218,6 +220,25 @@ def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(interval)
+
+
+async def wait_for_async(
+    condition: Callable[[], Any],
+    timeout: float = 20.0,
+    interval: float = 0.05,
+    what: str = "condition",
+) -> Any:
+    """`wait_for` inside an event loop: `condition` may return an awaitable."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(interval)
 
 
 def start_cluster() -> tuple[Cluster, ThreadedAPIServer | None]:

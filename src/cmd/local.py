@@ -1,9 +1,13 @@
 """`agones local up`: the whole local cluster in the foreground (`localcluster.stack.LocalStack`).
 
-Starts the API server, CRDs, webhooks, simulated nodes and the controller; writes the kubeconfig
-(default `.agones-local/kubeconfig`) and prints how to use it; `--apply FILE` (repeatable) applies
-manifests once everything is up and then reports each GameServer's state as it changes. SIGINT or
-SIGTERM stops everything (exit 0); every process started is gone when it returns.
+Starts the API server, CRDs, webhooks, simulated nodes, the controller and the allocator service;
+writes the kubeconfig (default `.agones-local/kubeconfig`) and the allocator's certificates
+(`.agones-local/allocator/`: `tls/`, `client-ca/`, and the client's pair and CA in `client/`) and
+prints how to use them; `--apply FILE` (repeatable) applies manifests once everything is up and then
+reports each GameServer's state as it changes. `--allocate` then waits for the applied Fleets and
+GameServers to be Ready, allocates one GameServer through the allocator with the generated client
+certificate and prints its address and port and how to talk to it. SIGINT or SIGTERM stops
+everything (exit 0); every process started is gone when it returns.
 """
 
 from __future__ import annotations
@@ -12,15 +16,18 @@ import argparse
 import asyncio
 import contextlib
 import signal
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
+import grpc
 import yaml
 
 from ..client.errors import ApiError
 from ..client.rest import Resource, RESTClient
 from ..client.versioned.resources import GAME_SERVERS
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ..localcluster import mainjob
 from ..logging import configure_logging
 from .flags import go_duration
 
@@ -63,6 +70,17 @@ def register(subparsers: Any) -> None:
     )
     up.add_argument(
         "--apply", action="append", default=[], metavar="FILE", help="apply once up (repeatable)"
+    )
+    up.add_argument(
+        "--allocate",
+        action="store_true",
+        help="once the applied Fleet/GameServers are Ready, allocate one through the allocator",
+    )
+    up.add_argument(
+        "--ready-timeout", type=float, default=180.0, help="seconds --allocate waits for Ready"
+    )
+    up.add_argument(
+        "--allocator-port", type=int, default=0, help="allocator port on 127.0.0.1 (0: free one)"
     )
     up.add_argument("--log-level", default="Warn", help="log level of this process")
     up.set_defaults(func=run_up)
@@ -138,9 +156,14 @@ def run_up(args: argparse.Namespace) -> int:
         gates=args.feature_gates,
         log_dir=str((state / "logs").resolve()),
         simulate_all=args.simulate_all,
+        allocator_port=args.allocator_port,
+        allocator_certs_dir=str((state / "allocator").resolve()),
         allocation_batch_wait_time=args.allocation_batch_wait_time,
         extensions_replicas=args.extensions_replicas,
     )
+    if args.allocate and mainjob.selector_for(docs) is None:
+        print("error: --allocate needs --apply with a Fleet or a GameServer")
+        return 2
 
     async def main() -> int:
         stop = asyncio.Event()
@@ -159,9 +182,16 @@ def run_up(args: argparse.Namespace) -> int:
             print(f"  nodes: {', '.join(f'{n} ({a})' for n, a in stack.addresses.items())}")
             print(f"  logs: {options.log_dir}")
             print(f"  try: kubectl --kubeconfig {stack.kubeconfig} get gs")
+            certs = stack.allocator_certs
+            if certs is not None:
+                print(
+                    f"  allocator: https://127.0.0.1:{stack.allocator_port} (gRPC and REST, mTLS)"
+                )
+                print(f"  allocator client certificate: {certs.client}/tls.crt, tls.key, ca.crt")
             print("  Ctrl-C stops everything", flush=True)
             assert stack.client is not None
-            await watch_game_servers(stack.client, stop, docs)
+            job = main_job(stack, docs, args.ready_timeout) if args.allocate else None
+            await watch_game_servers(stack.client, stop, docs, job)
         finally:
             print("stopping the local cluster", flush=True)
             await stack.stop()
@@ -170,10 +200,32 @@ def run_up(args: argparse.Namespace) -> int:
     return asyncio.run(main())
 
 
+async def main_job(stack: Any, docs: list[dict[str, Any]], timeout: float) -> None:
+    """Wait for what was applied, allocate one GameServer through the allocator, print it."""
+    selector = mainjob.selector_for(docs)
+    assert selector is not None and stack.client is not None
+    if stack.allocator_certs is None:
+        print("error: the allocator service is not running", flush=True)
+        return
+    try:
+        await mainjob.wait_ready(stack.client, docs, timeout)
+        request = mainjob.allocation_request(*selector)
+        response = await mainjob.allocate(stack.allocator_port, stack.allocator_certs, request)
+    except (TimeoutError, grpc.aio.AioRpcError) as err:
+        detail = err.details() if isinstance(err, grpc.aio.AioRpcError) else str(err)
+        print(f"error: could not allocate: {detail}", flush=True)
+        return
+    for line in mainjob.report(response, stack.allocator_port, stack.allocator_certs, request):
+        print(line, flush=True)
+
+
 async def watch_game_servers(
-    client: RESTClient, stop: asyncio.Event, docs: list[dict[str, Any]]
+    client: RESTClient,
+    stop: asyncio.Event,
+    docs: list[dict[str, Any]],
+    job: Coroutine[Any, Any, None] | None = None,
 ) -> None:
-    """Apply `docs`, then print GameServer state changes until `stop` is set."""
+    """Apply `docs`, run `job`, and print GameServer state changes until `stop` is set."""
     factory = SharedInformerFactory(client)
     seen: dict[str, str] = {}
 
@@ -199,7 +251,13 @@ async def watch_game_servers(
     try:
         for doc in docs:
             print(await apply(client, doc), flush=True)
-        await stop.wait()
+        task = asyncio.create_task(job) if job is not None else None
+        try:
+            await stop.wait()
+        finally:
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
     finally:
         with contextlib.suppress(Exception):
             await factory.shutdown()

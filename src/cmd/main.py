@@ -23,6 +23,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "agones.cmd.localcluster",
     "agones.cmd.controller",
     "agones.cmd.extensions",
+    "agones.cmd.allocator",
     "agones.cmd.sdkserver",
     "agones.cmd.ping",
     "agones.cmd.local",

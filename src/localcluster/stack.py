@@ -8,9 +8,11 @@ webhooks in-process over HTTPS with a generated certificate (the Service
 certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
 own informers, registered through the APIService `v1.allocation.agones.dev`, so
 `kubectl create -f gameserverallocation.yaml` works; `extensions_replicas` such servers behind the
-one Service, each with its own allocator and share of the candidates), the simulated nodes with their scheduler and kubelets, and the
+one Service, each with its own allocator and share of the candidates), the simulated nodes with their scheduler and kubelets, the
 controller as a child process (`agones controller`, so it can be killed and restarted:
-`stop_controller(kill=True)` / `start_controller()`). `stop()` undoes all of it, killing every
+`stop_controller(kill=True)` / `start_controller()`), and the allocator service as another
+(`agones allocator` on 127.0.0.1:`allocator_port`, mutual TLS with certificates generated into
+`allocator_certs`: its `tls/` and `client-ca/`, and a client's pair and CA in `client/`). `stop()` undoes all of it, killing every
 process it started. `ThreadedStack` runs one on its own loop in a thread for synchronous callers.
 
 `WriteCounter` counts the requests that change state at the API server (every verb except
@@ -27,23 +29,28 @@ import contextlib
 import ipaddress
 import os
 import signal
+import socket
 import sys
+import tempfile
 import threading
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import structlog
 import yaml
 from aiohttp import web
 
+from ..allocator.certs import AllocatorCertDirs, write_allocator_certs
 from ..client.config import load_config
 from ..client.errors import ApiError
 from ..client.rest import Resource, RESTClient
 from ..client.versioned.resources import NODES
 from ..controllers.gameserverallocations import Allocator, AllocatorSettings, Partition
 from ..controllers.gameserverallocations.controller import Extensions
+from ..controllers.gameserverallocations.multicluster import MultiClusterAllocator
 from ..extensions.apiserver import APIServer
 from ..extensions.certs import self_signed, server_ssl_context
 from ..extensions.configurations import SERVICE_NAME, api_service, webhook_configurations
@@ -111,6 +118,13 @@ class StackOptions:
     """The allocator's idle sleep (0: serve a lone request at once; Agones: 0.5)."""
     extensions_replicas: int = 1
     """Webhook + allocation API servers behind the extensions Service (each its own allocator)."""
+    allocator_service: bool = True
+    """Run the allocator service (`agones allocator`, gRPC + REST on one mTLS port) as a child."""
+    allocator_port: int = 0
+    """Its port on 127.0.0.1 (0: a free one)."""
+    allocator_certs_dir: str | None = None
+    """Where its generated certificates go (`tls/`, `client-ca/`, `client/`; None: a temporary
+    directory)."""
 
 
 def node_addresses(count: int, first: str) -> dict[str, str]:
@@ -173,6 +187,27 @@ class WriteCounter:
         )
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a child process to bind)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _terminate(proc: asyncio.subprocess.Process | None, kill: bool, timeout: float) -> None:
+    """SIGTERM (or SIGKILL) a child and wait for it; SIGKILL when it outlives `timeout`."""
+    if proc is None or proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), timeout)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
 class LocalStack:
     def __init__(self, options: StackOptions | None = None) -> None:
         self.options = options or StackOptions()
@@ -202,6 +237,11 @@ class LocalStack:
         self.controller_proc: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._clients: list[RESTClient] = []
+        self.allocator_proc: asyncio.subprocess.Process | None = None
+        self.allocator_port = 0
+        self.allocator_health_port = 0
+        self.allocator_certs: AllocatorCertDirs | None = None
+        self._certs_tmp: tempfile.TemporaryDirectory[str] | None = None
 
     @property
     def kubeconfig(self) -> str:
@@ -248,6 +288,8 @@ class LocalStack:
         await self._start_allocation()
         if self.options.controller:
             await self.start_controller()
+        if self.options.allocator_service:
+            await self.start_allocator_service()
 
     async def _ensure(self, res: Resource, body: dict[str, Any], ns: str | None = None) -> None:
         assert self.client is not None
@@ -315,7 +357,14 @@ class LocalStack:
                 batch_wait_time=self.options.allocation_batch_wait_time,
                 partition=Partition(index, count),
             )
-            allocator = Allocator(client, factory, events, self.gates, settings)
+            allocator = Allocator(
+                client,
+                factory,
+                events,
+                self.gates,
+                settings,
+                multi_cluster=MultiClusterAllocator(factory, self.gates),
+            )
             factory.start()
             self._allocator_factories.append(factory)
             self._tasks.append(asyncio.create_task(events.run()))
@@ -349,13 +398,67 @@ class LocalStack:
         return [*argv, *o.controller_args]
 
     async def start_controller(self) -> None:
+        self.controller_proc = await self._spawn(self.controller_argv(), "controller.log")
+
+    def _allocator_argv(self) -> list[str]:
+        certs = self.allocator_certs
+        assert certs is not None
+        return [
+            sys.executable,
+            "-m",
+            "agones",
+            "allocator",
+            f"--kubeconfig={self.api.kubeconfig}",
+            "--address=127.0.0.1",
+            f"--http-port={self.allocator_port}",
+            f"--grpc-port={self.allocator_port}",
+            f"--health-port={self.allocator_health_port}",
+            f"--tls-dir={certs.tls}",
+            f"--client-ca-dir={certs.client_ca}",
+            f"--allocation-batch-wait-time={self.options.allocation_batch_wait_time}s",
+            *([f"--feature-gates={self.options.gates}"] if self.options.gates else []),
+        ]
+
+    async def start_allocator_service(self, timeout: float = 60.0) -> None:
+        """Generate its certificates, start `agones allocator`, wait for its `/ready`."""
+        if self.allocator_certs is None:
+            root = self.options.allocator_certs_dir
+            if root is None:
+                self._certs_tmp = tempfile.TemporaryDirectory(prefix="agones-allocator-")
+                root = self._certs_tmp.name
+            self.allocator_certs = write_allocator_certs(Path(root), ["localhost", "127.0.0.1"])
+            self.allocator_port = self.options.allocator_port or free_port()
+            self.allocator_health_port = free_port()
+        self.allocator_proc = await self._spawn(self._allocator_argv(), "allocator.log")
+        url = f"http://127.0.0.1:{self.allocator_health_port}/ready"
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        async with aiohttp.ClientSession() as session:
+            while True:
+                if self.allocator_proc.returncode is not None:
+                    raise RuntimeError(
+                        f"agones allocator exited ({self.allocator_proc.returncode})"
+                    )
+                with contextlib.suppress(aiohttp.ClientError):
+                    async with session.get(url) as response:
+                        if response.status == 200:
+                            return
+                if loop.time() > deadline:
+                    raise RuntimeError("agones allocator did not become ready")
+                await asyncio.sleep(0.1)
+
+    async def stop_allocator_service(self, timeout: float = 15.0) -> None:
+        proc, self.allocator_proc = self.allocator_proc, None
+        await _terminate(proc, False, timeout)
+
+    async def _spawn(self, argv: list[str], log_name: str) -> asyncio.subprocess.Process:
         out: Any = asyncio.subprocess.DEVNULL
         if self.options.log_dir:
             Path(self.options.log_dir).mkdir(parents=True, exist_ok=True)
-            out = open(Path(self.options.log_dir) / "controller.log", "ab")  # noqa: SIM115
+            out = open(Path(self.options.log_dir) / log_name, "ab")  # noqa: SIM115
         try:
-            self.controller_proc = await start_process(
-                self.controller_argv(),
+            return await start_process(
+                argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
@@ -367,16 +470,7 @@ class LocalStack:
 
     async def stop_controller(self, kill: bool = False, timeout: float = 15.0) -> None:
         proc, self.controller_proc = self.controller_proc, None
-        if proc is None or proc.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), timeout)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+        await _terminate(proc, kill, timeout)
 
     async def stop(self) -> None:
         """Stop everything `start` started (also after a failed start); a step that fails does
@@ -390,6 +484,7 @@ class LocalStack:
                 log.exception("local stack stop step failed")
                 failures.append(err)
 
+        await step(self.stop_allocator_service())
         await step(self.stop_controller())
         if self.kubelet is not None:
             await step(self.kubelet.stop())
@@ -407,6 +502,8 @@ class LocalStack:
         for client in [*([self.client] if self.client is not None else []), *self._clients]:
             await step(client.close())
         await step(self.api.stop())
+        if self._certs_tmp is not None:
+            self._certs_tmp.cleanup()
         if failures:
             raise failures[0]
 

@@ -33,5 +33,5 @@ GENERATORS: dict[str, Generator] = {
 OWNED_DIRS: dict[str, tuple[str, ...]] = {
     "crds": ("crds",),
     "typed-clients": typed_clients.OWNED,
-    "protos": ("src/sdk/proto",),
+    "protos": ("src/sdk/proto", "src/allocator/proto"),
 }

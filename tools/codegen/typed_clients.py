@@ -75,6 +75,7 @@ CORE = (
     Res("", "v1", "Pod", "pods", namespaced=True, status=True),
     Res("", "v1", "Node", "nodes", namespaced=False, status=True),
     Res("", "v1", "Event", "events", namespaced=True, status=False),
+    Res("", "v1", "Secret", "secrets", namespaced=True, status=False),
     Res("coordination.k8s.io", "v1", "Lease", "leases", namespaced=True, status=False),
 )
 

@@ -32,4 +32,5 @@ GAME_SERVER_ALLOCATION_POLICIES = Resource(
 PODS = Resource("", "v1", "pods", namespaced=True, kind="Pod")
 NODES = Resource("", "v1", "nodes", namespaced=False, kind="Node")
 EVENTS = Resource("", "v1", "events", namespaced=True, kind="Event")
+SECRETS = Resource("", "v1", "secrets", namespaced=True, kind="Secret")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", namespaced=True, kind="Lease")

@@ -4,6 +4,7 @@
 from .event import EventLister, EventNamespaceLister
 from .node import NodeLister
 from .pod import PodLister, PodNamespaceLister
+from .secret import SecretLister, SecretNamespaceLister
 
 __all__ = [
     "EventLister",
@@ -11,4 +12,6 @@ __all__ = [
     "NodeLister",
     "PodLister",
     "PodNamespaceLister",
+    "SecretLister",
+    "SecretNamespaceLister",
 ]

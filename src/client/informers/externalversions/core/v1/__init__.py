@@ -5,10 +5,12 @@ from .event import EventInformer
 from .interface import Interface
 from .node import NodeInformer
 from .pod import PodInformer
+from .secret import SecretInformer
 
 __all__ = [
     "EventInformer",
     "Interface",
     "NodeInformer",
     "PodInformer",
+    "SecretInformer",
 ]

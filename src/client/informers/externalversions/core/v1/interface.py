@@ -7,6 +7,7 @@ from ......informers.factory import SharedInformerFactory
 from .event import EventInformer
 from .node import NodeInformer
 from .pod import PodInformer
+from .secret import SecretInformer
 
 
 class Interface:
@@ -23,3 +24,6 @@ class Interface:
 
     def events(self) -> EventInformer:
         return EventInformer(self._factory)
+
+    def secrets(self) -> SecretInformer:
+        return SecretInformer(self._factory)

@@ -5,10 +5,12 @@ from .core_client import CoreV1Client
 from .event import EventClient
 from .node import NodeClient
 from .pod import PodClient
+from .secret import SecretClient
 
 __all__ = [
     "CoreV1Client",
     "EventClient",
     "NodeClient",
     "PodClient",
+    "SecretClient",
 ]

@@ -7,6 +7,7 @@ from .....rest import RESTClient
 from .event import EventClient
 from .node import NodeClient
 from .pod import PodClient
+from .secret import SecretClient
 
 
 class CoreV1Client:
@@ -23,3 +24,6 @@ class CoreV1Client:
 
     def events(self, namespace: str) -> EventClient:
         return EventClient(self.rest, namespace)
+
+    def secrets(self, namespace: str) -> SecretClient:
+        return SecretClient(self.rest, namespace)

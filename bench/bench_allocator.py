@@ -1,0 +1,325 @@
+"""Allocations per second and latency through the allocator service (`agones allocator`, gRPC and
+REST on one mTLS port), against a pool of 1000 Ready GameServers.
+
+The local API server (`agones localcluster apiserver`) and 1 or 2 allocator replicas each run as
+their own process (so the load generator does not share their CPU); the pool is written straight
+into Ready (no controller). Clients, each with its own connection (a gRPC channel, or a keep-alive
+HTTPS session), allocate back to back at concurrency 1, 10 and 50, spread round-robin over the
+replicas; allocated GameServers are put back to Ready between phases. One line per (mode, protocol,
+replicas, concurrency): allocations/s, p50/p90/p99 in ms and the outcomes. `--modes agones` runs
+the allocators with Agones' fixed `--allocation-batch-wait-time=500ms` (default here: 0, no idle
+sleep).
+
+    .venv/bin/python -m bench.bench_allocator                  # ours, grpc+rest, 1 and 2 replicas
+    .venv/bin/python -m bench.bench_allocator --modes ours,agones --requests 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import ssl
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import grpc
+import yaml
+
+from agones.allocator.certs import CertificateAuthority, Usage, write_pair
+from agones.allocator.proto import allocation_pb2 as pb
+from agones.client.config import load_kube_config
+from agones.client.errors import ApiError
+from agones.client.rest import Resource, RESTClient
+
+ROOT = Path(__file__).resolve().parents[1]
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
+GAME_SERVERS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
+NAMESPACE = "default"
+METHOD = "/allocation.AllocationService/Allocate"
+MODES = {"ours": "0s", "agones": "500ms"}
+REQUEST = pb.AllocationRequest(
+    namespace=NAMESPACE,
+    gameServerSelectors=[pb.GameServerSelector(matchLabels={"agones.dev/fleet": "green-fleet"})],
+)
+REST_BODY = json.dumps(
+    {
+        "namespace": NAMESPACE,
+        "gameServerSelectors": [{"matchLabels": {"agones.dev/fleet": "green-fleet"}}],
+    }
+).encode()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000 if ordered else 0.0
+
+
+def game_server(name: str, node: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "agones.dev/v1",
+        "kind": "GameServer",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": {"agones.dev/fleet": "green-fleet"},
+        },
+        "spec": {
+            "ports": [{"name": "default", "containerPort": 7654, "portPolicy": "Dynamic"}],
+            "template": {"spec": {"containers": [{"name": "game", "image": "game"}]}},
+        },
+        "status": {
+            "state": "Ready",
+            "ports": [{"name": "default", "port": 7000}],
+            "address": "127.0.0.1",
+            "nodeName": node,
+        },
+    }
+
+
+class Cluster:
+    """The API server and the allocator processes."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.kubeconfig = str(tmp / "kubeconfig")
+        self.procs: list[asyncio.subprocess.Process] = []
+        ca = CertificateAuthority.new("bench-ca")
+        self.ca = ca
+        self.client = ca.issue("bench", [], Usage.CLIENT)
+        write_pair(tmp / "tls", ca.issue("allocator", ["localhost", "127.0.0.1"], Usage.SERVER))
+        (tmp / "client-ca").mkdir()
+        (tmp / "client-ca" / "ca.crt").write_bytes(ca.cert_pem)
+        write_pair(tmp / "client", self.client)
+        self.ports: list[int] = []
+
+    async def _spawn(self, *args: str, log: str) -> asyncio.subprocess.Process:
+        out = (self.tmp / log).open("ab")
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "agones",
+                *args,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        finally:
+            out.close()
+        self.procs.append(proc)
+        return proc
+
+    async def start_api(self) -> RESTClient:
+        await self._spawn(
+            "localcluster", "apiserver", f"--kubeconfig={self.kubeconfig}", log="api.log"
+        )
+        while not Path(self.kubeconfig).exists():
+            await asyncio.sleep(0.05)
+        rest = RESTClient(load_kube_config(self.kubeconfig))
+        for crd in ("gameserver.yaml", "gameserverallocationpolicy.yaml"):
+            await rest.create(CRDS, yaml.safe_load((ROOT / "crds" / crd).read_text()))
+        while True:
+            try:
+                await rest.list(GAME_SERVERS, NAMESPACE)
+                return rest
+            except ApiError:
+                await asyncio.sleep(0.05)
+
+    async def start_allocators(self, replicas: int, wait: str, extra: list[str]) -> None:
+        for i in range(replicas):
+            port, health = free_port(), free_port()
+            await self._spawn(
+                "allocator",
+                f"--kubeconfig={self.kubeconfig}",
+                f"--http-port={port}",
+                f"--grpc-port={port}",
+                f"--health-port={health}",
+                "--address=127.0.0.1",
+                f"--tls-dir={self.tmp / 'tls'}",
+                f"--client-ca-dir={self.tmp / 'client-ca'}",
+                f"--allocation-batch-wait-time={wait}",
+                f"--allocation-partition={len(self.ports)}/{replicas}",
+                "--log-level=warn",
+                *extra,
+                log=f"allocator-{len(self.ports)}.log",
+            )
+            await wait_ready(health)
+            self.ports.append(port)
+            del i
+
+    async def stop_allocators(self) -> None:
+        for proc in self.procs[1:]:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            await proc.wait()
+        del self.procs[1:]
+        self.ports.clear()
+
+    async def stop(self) -> None:
+        await self.stop_allocators()
+        for proc in self.procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            await proc.wait()
+
+
+async def wait_ready(port: int) -> None:
+    async with aiohttp.ClientSession() as session:
+        while True:
+            with contextlib.suppress(aiohttp.ClientError):
+                async with session.get(f"http://127.0.0.1:{port}/ready") as response:
+                    if response.status == 200:
+                        return
+            await asyncio.sleep(0.1)
+
+
+async def fill_pool(rest: RESTClient, size: int) -> None:
+    """Every pool GameServer Ready (created, or put back after an allocation)."""
+    existing = {
+        gs["metadata"]["name"]: gs for gs in (await rest.list(GAME_SERVERS, NAMESPACE))["items"]
+    }
+    sem = asyncio.Semaphore(20)
+
+    async def one(i: int) -> None:
+        name = f"gs-{i:04d}"
+        async with sem:
+            gs = existing.get(name)
+            if gs is None:
+                await rest.create(GAME_SERVERS, game_server(name, f"node-{i % 4}"), NAMESPACE)
+            elif gs["status"]["state"] != "Ready":
+                gs["status"]["state"] = "Ready"
+                await rest.update(GAME_SERVERS, gs, NAMESPACE)
+
+    await asyncio.gather(*(one(i) for i in range(size)))
+
+
+async def grpc_client(cluster: Cluster, port: int) -> Any:
+    credentials = grpc.ssl_channel_credentials(
+        cluster.ca.cert_pem, cluster.client.key_pem, cluster.client.cert_pem
+    )
+    channel = grpc.aio.secure_channel(f"127.0.0.1:{port}", credentials)
+    call = channel.unary_unary(
+        METHOD,
+        request_serializer=pb.AllocationRequest.SerializeToString,
+        response_deserializer=pb.AllocationResponse.FromString,
+    )
+
+    async def allocate() -> str:
+        try:
+            await call(REQUEST, timeout=30)
+        except grpc.aio.AioRpcError as err:
+            return err.code().name
+        return "OK"
+
+    return allocate, channel.close
+
+
+async def rest_client(cluster: Cluster, port: int) -> Any:
+    context = ssl.create_default_context(cadata=cluster.ca.cert_pem.decode())
+    context.load_cert_chain(cluster.tmp / "client" / "tls.crt", cluster.tmp / "client" / "tls.key")
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context, limit=1))
+    url = f"https://127.0.0.1:{port}/gameserverallocation"
+
+    async def allocate() -> str:
+        async with session.post(
+            url, data=REST_BODY, headers={"Content-Type": "application/json"}
+        ) as response:
+            await response.read()
+            return "OK" if response.status == 200 else str(response.status)
+
+    return allocate, session.close
+
+
+async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int) -> dict[str, Any]:
+    make = grpc_client if protocol == "grpc" else rest_client
+    clients = [
+        await make(cluster, cluster.ports[i % len(cluster.ports)]) for i in range(concurrency)
+    ]
+    for allocate, _ in clients:  # connect (and handshake) before the clock starts
+        await allocate()
+    latencies: list[float] = []
+    outcomes: Counter[str] = Counter()
+    remaining = requests
+
+    async def worker(allocate: Any) -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            start = time.perf_counter()
+            outcome = await allocate()
+            latencies.append(time.perf_counter() - start)
+            outcomes[outcome] += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(allocate) for allocate, _ in clients))
+    elapsed = time.perf_counter() - started
+    for _, close in clients:
+        await close()
+    return {
+        "per_s": len(latencies) / elapsed,
+        "p50": pct(latencies, 0.5),
+        "p90": pct(latencies, 0.9),
+        "p99": pct(latencies, 0.99),
+        "outcomes": dict(outcomes),
+    }
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = Cluster(Path(tmp))
+        rest = await cluster.start_api()
+        try:
+            for mode in args.modes.split(","):
+                for replicas in [int(r) for r in args.replicas.split(",")]:
+                    await cluster.start_allocators(
+                        replicas, MODES[mode], args.allocator_args.split()
+                    )
+                    for protocol in args.protocols.split(","):
+                        for concurrency in [int(c) for c in args.concurrency.split(",")]:
+                            await fill_pool(rest, args.pool)
+                            await asyncio.sleep(1.0)  # let the allocators' caches see the pool
+                            count = (
+                                min(args.requests, args.pool - concurrency)
+                                if concurrency > 1
+                                else min(args.requests, 300)
+                            )
+                            r = await phase(cluster, protocol, concurrency, count)
+                            print(
+                                f"mode={mode} protocol={protocol} replicas={replicas} C={concurrency}: "
+                                f"{r['per_s']:.0f} allocations/s, p50 {r['p50']:.1f} ms, "
+                                f"p90 {r['p90']:.1f} ms, p99 {r['p99']:.1f} ms, outcomes {r['outcomes']}",
+                                flush=True,
+                            )
+                    await cluster.stop_allocators()
+        finally:
+            await rest.close()
+            await cluster.stop()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--modes", default="ours")
+    parser.add_argument("--protocols", default="grpc,rest")
+    parser.add_argument("--replicas", default="1,2")
+    parser.add_argument("--concurrency", default="1,10,50")
+    parser.add_argument("--requests", type=int, default=800, help="allocations per phase")
+    parser.add_argument("--pool", type=int, default=1000)
+    parser.add_argument(
+        "--allocator-args", default="", help="extra agones allocator flags, space-separated"
+    )
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,182 @@
+"""The allocator's public listener: TLS (or plaintext) termination and routing to the gRPC server
+or the REST handler (Agones' `grpcHandlerFunc` mux on one port, or one port per API).
+
+Each accepted connection is handshaken with the `TLSFiles` context current at that moment (so a
+rotated certificate or CA applies to new connections at once), then routed by protocol: HTTP/2
+(ALPN `h2`, or the HTTP/2 connection preface in plaintext) goes to the gRPC server, anything else
+(HTTP/1.x) to the REST handler; a listener for one API only routes everything to it. The routed
+connection is spliced byte for byte to the backend on loopback until either side closes.
+
+gRPC clients offer only `h2` in ALPN, while REST clients (curl, browsers, HTTP libraries) also
+offer `http/1.1`, which the server prefers; so the decision is taken once per connection, and a
+REST client that insists on HTTP/2 alone would reach the gRPC server (Agones routes each HTTP/2
+request by its `content-type` instead).
+
+`close()` stops accepting; `wait_closed(timeout)` waits for open connections to end, then closes
+whatever is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import socket
+import ssl
+from typing import Any
+
+import structlog
+
+from .tlsfiles import TLSFiles
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+HANDSHAKE_TIMEOUT = 10.0
+CHUNK = 256 * 1024
+
+
+class Route(enum.Enum):
+    GRPC = "grpc"
+    REST = "rest"
+
+
+Backends = dict[Route, tuple[str, int]]
+
+
+async def _read_preface(reader: asyncio.StreamReader) -> bytes:
+    """Up to the preface's length of the first bytes (fewer if the peer stops sending)."""
+    data = b""
+    while len(data) < len(H2_PREFACE):
+        chunk = await reader.read(len(H2_PREFACE) - len(data))
+        if not chunk:
+            break
+        data += chunk
+        if not H2_PREFACE.startswith(data):
+            break
+    return data
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while True:
+            data = await reader.read(CHUNK)
+            if not data:
+                break
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, OSError, asyncio.IncompleteReadError):
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            if writer.can_write_eof():
+                writer.write_eof()
+
+
+def _close(writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(Exception):
+        writer.close()
+
+
+class _PausedStreamProtocol(asyncio.StreamReaderProtocol):
+    """A stream protocol that reads nothing until told to: bytes read before `start_tls` would
+    stay in the stream's buffer, out of the TLS handshake's reach."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        transport.pause_reading()
+        super().connection_made(transport)
+
+
+class Listener:
+    """One public port; `backends` says where each route goes, `tls` None means plaintext."""
+
+    def __init__(self, backends: Backends, tls: TLSFiles | None, logger: Any = None) -> None:
+        self.backends = backends
+        self.tls = tls
+        self.log = (logger or structlog.get_logger()).bind(component="allocator-listener")
+        self.server: asyncio.Server | None = None
+        self.port = 0
+        self.refused = 0
+        self._connections: set[asyncio.Task[Any]] = set()
+
+    async def start(self, address: str, port: int) -> int:
+        """Listen; the bound port (pass 0 for an ephemeral one)."""
+        loop = asyncio.get_running_loop()
+
+        def protocol() -> asyncio.Protocol:
+            return _PausedStreamProtocol(asyncio.StreamReader(), self._serve)
+
+        self.server = await loop.create_server(
+            protocol, host=address or None, port=port, reuse_address=True
+        )
+        # IPv4 first: port 0 on every interface binds IPv4 and IPv6 to different ports.
+        sockets = sorted(self.server.sockets, key=lambda sock: sock.family != socket.AF_INET)
+        self.port = int(sockets[0].getsockname()[1])
+        return self.port
+
+    def close(self) -> None:
+        """Stop accepting connections."""
+        if self.server is not None:
+            self.server.close()
+
+    async def wait_closed(self, timeout: float) -> None:
+        """Wait up to `timeout` for open connections to end, then cut the rest."""
+        pending = set(self._connections)
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        if self.server is not None:
+            await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
+            task.add_done_callback(self._connections.discard)
+        try:
+            await self._route(reader, writer)
+        except (ConnectionError, OSError, ssl.SSLError, TimeoutError) as err:
+            self.refused += 1
+            self.log.debug("connection refused", error=str(err))
+        except asyncio.CancelledError:
+            # Only `wait_closed` cancels a connection: it ends here, closed, as a normal end
+            # (asyncio's stream callback would log a cancelled connection task as an error).
+            pass
+        finally:
+            _close(writer)
+
+    async def _route(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        alpn = None
+        if self.tls is not None:
+            await asyncio.wait_for(writer.start_tls(self.tls.context()), timeout=HANDSHAKE_TIMEOUT)
+            ssl_object = writer.get_extra_info("ssl_object")
+            alpn = ssl_object.selected_alpn_protocol() if ssl_object is not None else None
+        else:
+            transport = writer.transport
+            assert isinstance(transport, asyncio.ReadTransport)
+            transport.resume_reading()
+        first = b"" if alpn is not None else await _read_preface(reader)
+        if not first and alpn is None:
+            return
+        if len(self.backends) == 1:
+            route = next(iter(self.backends))
+        elif alpn == "h2" or first == H2_PREFACE:
+            route = Route.GRPC
+        else:
+            route = Route.REST
+        host, port = self.backends[route]
+        backend_reader, backend_writer = await asyncio.open_connection(host, port)
+        try:
+            if first:
+                backend_writer.write(first)
+            # The client may half-close and still wait for its answer; once the backend is done,
+            # so is the connection.
+            upstream = asyncio.create_task(_pump(reader, backend_writer))
+            try:
+                await _pump(backend_reader, writer)
+            finally:
+                upstream.cancel()
+                await asyncio.gather(upstream, return_exceptions=True)
+        finally:
+            _close(backend_writer)
