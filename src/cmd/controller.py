@@ -1,10 +1,10 @@
-"""`agones controller`: the GameServer controller process (Agones `cmd/controller`).
+"""`agones controller`: the controller process (Agones `cmd/controller`): GameServers and GameServerSets.
 
 Flags and environment variables (Agones' names; env = upper-case flag, `-` → `_`) map onto
 `ControllerConfig` here and nowhere else. `build(context, config)` constructs the controllers on a
 runner context and is reusable (e.g. by `agones local up`); `run` wires the REST client (kubeconfig
 or in-cluster), the shared informer factory, the port allocator, the GameServer controller family,
-the per-node counter and metrics, leader election when enabled, `/live` `/ready` `/metrics`, and a
+the per-node counter and metrics, the GameServerSet controller, leader election when enabled, `/live` `/ready` `/metrics`, and a
 SIGTERM drain — all through `agones.controller.ControllerRunner`.
 """
 
@@ -19,7 +19,9 @@ from ..apis.agones.v1.gameserver import DEFAULT_PORT_RANGE
 from ..apis.meta.quantity import Quantity, QuantityError
 from ..client.config import ConfigError, load_config
 from ..client.rest import RESTClient
+from ..client.versioned import Clientset
 from ..controller import Context, ControllerRunner, ControllerSettings, Runnable
+from ..controllers import gameserversets
 from ..controllers.gameservers import Controller, GameServerMetrics, PerNodeCounter, SidecarConfig
 from ..featuregates import FeatureGates
 from ..logging import configure_logging
@@ -39,11 +41,55 @@ class ControllerConfig:
     """How GameServer pods get their SDK server."""
     gates: FeatureGates = field(default_factory=FeatureGates)
     """Feature gates (--feature-gates / FEATURE_GATES)."""
+    game_server_sets: gameserversets.GameServerSetSettings = field(
+        default_factory=gameserversets.GameServerSetSettings
+    )
+    """The GameServerSet controller's batch and parallelism limits."""
+
+
+def _add_game_server_set_flags(parser: argparse.ArgumentParser) -> None:
+    gss, add = gameserversets.GameServerSetSettings(), flags.add
+    add(
+        parser,
+        "--max-creation-parallelism",
+        int,
+        gss.max_creation_parallelism,
+        "Maximum number of parallelizing creation calls in GSS controller",
+    )
+    add(
+        parser,
+        "--max-game-server-creations-per-batch",
+        int,
+        gss.max_game_server_creations_per_batch,
+        "Maximum number of GameServer creation calls per batch",
+    )
+    add(
+        parser,
+        "--max-deletion-parallelism",
+        int,
+        gss.max_deletion_parallelism,
+        "Maximum number of parallelizing deletion calls in GSS",
+    )
+    add(
+        parser,
+        "--max-game-server-deletions-per-batch",
+        int,
+        gss.max_game_server_deletions_per_batch,
+        "Maximum number of GameServer deletion calls per batch",
+    )
+    add(
+        parser,
+        "--max-pod-pending-count",
+        int,
+        gss.max_pod_pending_count,
+        "Maximum number of pending pods per game server set",
+    )
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
     s, car = ControllerSettings(), SidecarConfig()
     add = flags.add
+    _add_game_server_set_flags(parser)
     add(parser, "--min-port", int, 0, "Required. The minimum port a GameServer can be allocated")
     add(parser, "--max-port", int, 0, "Required. The maximum port a GameServer can be allocated")
     add(parser, "--additional-port-ranges", str, "", 'named port ranges: {"game": [5000, 6000]}')
@@ -145,7 +191,29 @@ def config_from_args(args: argparse.Namespace) -> tuple[ControllerConfig, list[s
         sdk_service_account=args.sdk_service_account,
         requests_rate_limit=args.sidecar_requests_rate_limit,
     )
-    return ControllerConfig(settings, ranges, sidecar, gates), errors
+    game_server_sets = gameserversets.GameServerSetSettings(
+        max_creation_parallelism=args.max_creation_parallelism,
+        max_game_server_creations_per_batch=args.max_game_server_creations_per_batch,
+        max_deletion_parallelism=args.max_deletion_parallelism,
+        max_game_server_deletions_per_batch=args.max_game_server_deletions_per_batch,
+        max_pod_pending_count=args.max_pod_pending_count,
+    )
+    errors += _check_game_server_set_settings(game_server_sets)
+    return ControllerConfig(settings, ranges, sidecar, gates, game_server_sets), errors
+
+
+def _check_game_server_set_settings(s: gameserversets.GameServerSetSettings) -> list[str]:
+    """Parallelism and batch sizes below 1 would stall the GameServerSet controller."""
+    positive = {
+        "max-creation-parallelism": s.max_creation_parallelism,
+        "max-game-server-creations-per-batch": s.max_game_server_creations_per_batch,
+        "max-deletion-parallelism": s.max_deletion_parallelism,
+        "max-game-server-deletions-per-batch": s.max_game_server_deletions_per_batch,
+        "max-pod-pending-count": s.max_pod_pending_count,
+    }
+    return [
+        f"{name} must be at least 1, got {value}" for name, value in positive.items() if value < 1
+    ]
 
 
 @dataclass
@@ -181,14 +249,36 @@ def build_game_server_controllers(
     return GameServerControllers(controller, allocator, PerNodeCounter(factory), metrics)
 
 
+def build_game_server_set_controller(
+    context: Context, config: ControllerConfig, counter: PerNodeCounter
+) -> gameserversets.Controller:
+    controller = gameserversets.Controller(
+        Clientset(context.client),
+        context.informer_factory,
+        counter,
+        context.event_broadcaster,
+        config.gates,
+        config.game_server_sets,
+        clock=context.clock,
+        logger=context.logger,
+    )
+    context.health.add_liveness_check("gameserverset-workerqueue", controller.healthy)
+    return controller
+
+
 def build(context: Context, config: ControllerConfig) -> list[Runnable]:
     """Construct the controllers on a runner context; return what to run."""
-    return [build_game_server_controllers(context, config).controller]
+    game_servers = build_game_server_controllers(context, config)
+    game_server_sets = build_game_server_set_controller(
+        context, config, game_servers.per_node_counter
+    )
+    return [game_servers.controller, game_server_sets]
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "controller", help="run the GameServer controller (Agones cmd/controller)"
+        "controller",
+        help="run the GameServer and GameServerSet controllers (Agones cmd/controller)",
     )
     add_flags(parser)
     parser.set_defaults(func=run)

@@ -95,6 +95,16 @@ class AggregatedListStatus(Struct, rename="camel", omit_defaults=True):
     capacity: Annotated[int, crd(go="always", minimum=0)] | UnsetType = UNSET
 
 
+MAX_INT64 = 2**63 - 1
+
+
+def safe_add(x: int, y: int) -> int:
+    """Go `SafeAdd`: x + y, saturating at the int64 maximum instead of overflowing."""
+    if x > MAX_INT64 - y:
+        return MAX_INT64
+    return x + y
+
+
 def _or_empty(m: Mapping[str, str] | UnsetType | None) -> dict[str, str]:
     return dict(m) if isinstance(m, Mapping) else {}
 

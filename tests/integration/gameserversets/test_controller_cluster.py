@@ -1,0 +1,236 @@
+"""The GameServerSet controller, run in-process against the cluster (the local API server by
+default, any cluster via KUBECONFIG): a GameServerSet on its own reaches its replica count, keeps it
+when GameServers are deleted behind its back, scales down by moving the surplus to Shutdown, and
+reports its status. The test plays the GameServer controller's part where one is needed: it deletes
+the GameServers that reached Shutdown and moves one to Ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client import CollectorRegistry
+
+from agones.client import errors
+from agones.client.config import load_kube_config
+from agones.client.rest import Resource, RESTClient
+from agones.client.versioned import Clientset
+from agones.client.versioned.resources import GAME_SERVER_SETS, GAME_SERVERS
+from agones.controllers.gameservers import PerNodeCounter
+from agones.controllers.gameserversets import Controller
+from agones.featuregates import FeatureGates
+from agones.informers import SharedInformerFactory
+from agones.record import EventBroadcaster
+from tests.cluster import Cluster
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(90)]
+
+ROOT = Path(__file__).resolve().parents[3]
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
+EVENTS = Resource("", "v1", "events", kind="Event")
+
+
+async def install_crd(rest: RESTClient, cluster: Cluster, file: str) -> None:
+    crd = yaml.safe_load((ROOT / "crds" / file).read_text())
+    try:
+        await rest.get(CRDS, crd["metadata"]["name"])
+        return
+    except errors.NotFoundError:
+        if not cluster.local:
+            pytest.skip(f"{crd['metadata']['name']} is not installed on this cluster")
+    await rest.request("POST", CRDS.path(), body=crd)
+    await eventually(lambda: _established(rest, crd["metadata"]["name"]), what="CRD established")
+
+
+async def _established(rest: RESTClient, name: str) -> bool:
+    status = (await rest.get(CRDS, name)).get("status") or {}
+    return any(
+        c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or []
+    )
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+    """Await `check()` until it returns a truthy value (polling; the condition is observable)."""
+
+    async def poll() -> Any:
+        while True:
+            value = await check()
+            if value:
+                return value
+            await asyncio.sleep(0.05)
+
+    try:
+        return await asyncio.wait_for(poll(), timeout)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+@dataclass
+class Env:
+    rest: RESTClient
+    namespace: str
+
+    async def game_servers(self) -> list[dict[str, Any]]:
+        listed = await self.rest.list(GAME_SERVERS, self.namespace)
+        return list(listed["items"])
+
+    async def game_server_set(self, name: str) -> dict[str, Any]:
+        return await self.rest.get(GAME_SERVER_SETS, name, self.namespace)
+
+    async def set_state(self, name: str, state: str) -> None:
+        await self.rest.patch(
+            GAME_SERVERS, name, {"status": {"state": state}}, namespace=self.namespace
+        )
+
+
+@pytest.fixture
+async def env(cluster: Cluster) -> AsyncIterator[Env]:
+    rest = RESTClient(load_kube_config(cluster.kubeconfig))
+    namespace = cluster.create_namespace("gss")
+    try:
+        await install_crd(rest, cluster, "gameserver.yaml")
+        await install_crd(rest, cluster, "gameserverset.yaml")
+        factory = SharedInformerFactory(rest, 30.0, namespace=namespace)
+        events = EventBroadcaster(rest)
+        controller = Controller(
+            Clientset(rest),
+            factory,
+            PerNodeCounter(factory),
+            events,
+            FeatureGates(),
+            registry=CollectorRegistry(),
+        )
+        factory.start()
+        assert all((await factory.wait_for_cache_sync(20)).values())
+        tasks = [asyncio.create_task(controller.run(2)), asyncio.create_task(events.run())]
+        try:
+            yield Env(rest, namespace)
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await factory.shutdown()
+    finally:
+        cluster.delete_namespace(namespace)
+        await rest.close()
+
+
+def game_server_set(name: str, replicas: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "agones.dev/v1",
+        "kind": "GameServerSet",
+        "metadata": {"name": name, "labels": {"agones.dev/fleet": "my-fleet"}},
+        "spec": {
+            "replicas": replicas,
+            "scheduling": "Distributed",
+            "template": {
+                "metadata": {"labels": {"app": "game"}},
+                "spec": {
+                    "ports": [{"name": "default", "containerPort": 7654}],
+                    "template": {"spec": {"containers": [{"name": "game", "image": "game:1"}]}},
+                },
+            },
+        },
+    }
+
+
+def live(gss: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [gs for gs in gss if (gs.get("status") or {}).get("state") != "Shutdown"]
+
+
+async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(env: Env) -> None:
+    created = await env.rest.create(GAME_SERVER_SETS, game_server_set("set", 3), env.namespace)
+
+    async def three() -> list[dict[str, Any]] | None:
+        gss = await env.game_servers()
+        return gss if len(gss) == 3 else None
+
+    servers = await eventually(three, what="3 GameServers")
+    for gs in servers:
+        meta = gs["metadata"]
+        assert meta["generateName"] == "set-"
+        assert meta["name"].startswith("set-")
+        assert meta["labels"] == {
+            "app": "game",
+            "agones.dev/gameserverset": "set",
+            "agones.dev/fleet": "my-fleet",
+        }
+        (owner,) = meta["ownerReferences"]
+        assert owner["uid"] == created["metadata"]["uid"]
+        assert owner["kind"] == "GameServerSet" and owner["controller"] is True
+        assert gs["spec"]["scheduling"] == "Distributed"
+
+    async def status_replicas(n: int) -> bool:
+        status = (await env.game_server_set("set")).get("status") or {}
+        return status.get("replicas") == n
+
+    await eventually(lambda: status_replicas(3), what="status.replicas 3")
+
+    # Deleted behind its back: the set replaces it, and never overshoots.
+    victim = servers[0]["metadata"]["name"]
+    await env.rest.delete(GAME_SERVERS, victim, env.namespace)
+
+    async def replaced() -> bool:
+        names = {gs["metadata"]["name"] for gs in await env.game_servers()}
+        return len(names) == 3 and victim not in names
+
+    await eventually(replaced, what="a replacement GameServer")
+    assert len(await env.game_servers()) == 3
+
+    # One goes Ready (as the GameServer controller would move it): the status counts it.
+    ready = (await env.game_servers())[0]["metadata"]["name"]
+    await env.set_state(ready, "Ready")
+
+    async def ready_counted() -> bool:
+        status = (await env.game_server_set("set")).get("status") or {}
+        return status.get("readyReplicas") == 1
+
+    await eventually(ready_counted, what="status.readyReplicas 1")
+
+    # Scale down to 1: two move to Shutdown, then (once deleted) the status says 1.
+    await env.rest.patch(
+        GAME_SERVER_SETS, "set", {"spec": {"replicas": 1}}, namespace=env.namespace
+    )
+
+    async def two_shut_down() -> list[dict[str, Any]] | None:
+        gss = await env.game_servers()
+        down = [gs for gs in gss if (gs.get("status") or {}).get("state") == "Shutdown"]
+        return down if len(down) == 2 and len(live(gss)) == 1 else None
+
+    down = await eventually(two_shut_down, what="two GameServers in Shutdown")
+
+    async def shutdown_counted() -> bool:
+        status = (await env.game_server_set("set")).get("status") or {}
+        return status.get("shutdownReplicas") == 2 and status.get("replicas") == 1
+
+    await eventually(shutdown_counted, what="status.shutdownReplicas 2")
+    for gs in down:
+        await env.rest.delete(GAME_SERVERS, gs["metadata"]["name"], env.namespace)
+
+    async def settled() -> dict[str, Any] | None:
+        status = (await env.game_server_set("set")).get("status") or {}
+        want = status.get("shutdownReplicas") == 0 and status.get("replicas") == 1
+        return status if want and len(await env.game_servers()) == 1 else None
+
+    status = await eventually(settled, what="one GameServer left")
+    assert status["allocatedReplicas"] == 0 and status["reservedReplicas"] == 0
+
+    async def events() -> set[str] | None:
+        listed = await env.rest.list(EVENTS, env.namespace)
+        reasons = {
+            e["reason"]
+            for e in listed["items"]
+            if e["involvedObject"].get("kind") == "GameServerSet"
+        }
+        return reasons if {"SuccessfulCreate", "SuccessfulDelete"} <= reasons else None
+
+    await eventually(events, what="SuccessfulCreate and SuccessfulDelete events")
