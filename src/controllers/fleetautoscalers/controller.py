@@ -18,7 +18,7 @@ of a key that no longer exists stops every thread of that namespace whose UID is
    `desiredReplicas`, `lastScaleTime` when the Fleet was scaled, `lastAppliedPolicy`) is written
    through the status subresource only when it changed, with a Warning `ScalingLimited` when the
    policy's limits cut the size; a Chain whose deciding entry changed records `ChainPolicy`.
-Queue: Agones' fast rate limiter (200 ms × 5, then 3 s).
+Queue: Agones' fast rate limiter (200 ms, five times, then 3 s).
 """
 
 from __future__ import annotations
@@ -34,15 +34,14 @@ import structlog
 from ...apis.agones.v1.fleet import Fleet, FleetSpec
 from ...apis.agones.v1.gameserver import GameServer
 from ...apis.autoscaling.v1 import (
-    DEFAULT_INTERVAL_SYNC_SECONDS,
+    FixedIntervalSync,
     FleetAutoscaler,
     FleetAutoscalerPolicy,
-
     FleetAutoscalerSpec,
     FleetAutoscalerStatus,
     FleetAutoscalerSync,
-    FixedIntervalSync,
 )
+from ...apis.autoscaling.v1.fleetautoscaler import DEFAULT_INTERVAL_SYNC_SECONDS
 from ...apis.meta.objectmeta import ObjectMeta, format_time
 from ...client.errors import NotFoundError
 from ...client.informers.externalversions.factory import SharedInformerFactory as TypedFactory
@@ -123,7 +122,11 @@ def sync_interval_seconds(fas: FleetAutoscaler) -> float:
     spec = fas.spec if isinstance(fas.spec, FleetAutoscalerSpec) else FleetAutoscalerSpec()
     sync = spec.sync if isinstance(spec.sync, FleetAutoscalerSync) else None
     fixed = sync.fixed_interval if sync is not None else None
-    if isinstance(fixed, FixedIntervalSync) and isinstance(fixed.seconds, int) and fixed.seconds > 0:
+    if (
+        isinstance(fixed, FixedIntervalSync)
+        and isinstance(fixed.seconds, int)
+        and fixed.seconds > 0
+    ):
         return float(fixed.seconds)
     return float(DEFAULT_INTERVAL_SYNC_SECONDS)
 
@@ -245,7 +248,8 @@ class Controller:
 
     def clean_fas_threads(self, namespace: str) -> None:
         live = {
-            _meta(fas).uid for fas in self.fleet_autoscaler_lister.fleet_autoscalers(namespace).list()
+            _meta(fas).uid
+            for fas in self.fleet_autoscaler_lister.fleet_autoscalers(namespace).list()
         }
         for uid in [u for u in self._threads if u not in live]:
             self._threads.pop(uid).close()

@@ -53,7 +53,9 @@ class _Capacity:
 
     def of(self, gs: GameServer) -> tuple[int, int] | None:
         """(count, capacity) of this Counter/List on one GameServer, or None."""
-        return game_server_counter(gs, self.key) if self.is_counter else game_server_list(gs, self.key)
+        return (
+            game_server_counter(gs, self.key) if self.is_counter else game_server_list(gs, self.key)
+        )
 
 
 def _int(value: object) -> int:
@@ -168,7 +170,9 @@ def _scale_up(c: _Capacity, available: int, buffer: int) -> Scale:
             "cannot scale up as adding additional replicas does not increase available Capacity"
         )
     additional = math.ceil((buffer - available) / gained)
-    limited, _ = is_limited(c.agg_capacity + additional * c.capacity, c.min_capacity, c.max_capacity)
+    limited, _ = is_limited(
+        c.agg_capacity + additional * c.capacity, c.min_capacity, c.max_capacity
+    )
     if limited:
         additional = _go_div(c.max_capacity - c.agg_capacity, c.capacity)
     return Scale(c.replicas + additional, limited)

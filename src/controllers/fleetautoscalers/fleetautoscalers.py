@@ -100,9 +100,7 @@ async def apply_webhook_policy(w: URLConfiguration | None, inputs: PolicyInputs)
     review = new_fleet_autoscale_review(inputs.fleet, inputs.new_uid(), inputs.gates)
     name = inprocess.policy_name(w.url)
     if name is not None and not isinstance(w.service, ServiceReference):
-        answer = await inprocess.call_policy(
-            inputs.registry, name, review, inputs.webhook_timeout
-        )
+        answer = await inprocess.call_policy(inputs.registry, name, review, inputs.webhook_timeout)
         return webhook.scale_from_review(answer, inputs.fleet)
     target = webhook.build_url_from_webhook_policy(w)
     client = inputs.webhook_client

@@ -78,7 +78,9 @@ class PolicyRegistry:
             try:
                 loaded = ep.load()
             except Exception as err:  # a broken plugin must not take the controller down
-                raise PolicyError(f"python policy {name!r}: cannot load {ep.value}: {err}") from None
+                raise PolicyError(
+                    f"python policy {name!r}: cannot load {ep.value}: {err}"
+                ) from None
             if callable(loaded):
                 fn = cast(PolicyFunction, loaded)
                 self._policies[name] = fn

@@ -79,7 +79,9 @@ def _check_request_uri(url: str) -> str:
 def create_url(scheme: str, service: ServiceReference) -> str:
     """`<scheme>://<name>.<namespace>.svc:<port><path>` (port 8000, namespace default)."""
     name = service.name if isinstance(service.name, str) else ""
-    namespace = service.namespace if isinstance(service.namespace, str) and service.namespace else "default"
+    namespace = (
+        service.namespace if isinstance(service.namespace, str) and service.namespace else "default"
+    )
     port = service.port if isinstance(service.port, int) else DEFAULT_SERVICE_PORT
     path = service.path if isinstance(service.path, str) else ""
     if path and not path.startswith("/"):
@@ -154,9 +156,7 @@ class WebhookClient:
     async def post(self, target: Target, body: bytes) -> bytes:
         """The body of a 200 answer; PolicyError for anything else."""
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(
-                timeout=aiohttp.ClientTimeout(total=self.timeout)
-            )
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
         ssl_arg: ssl.SSLContext | bool = (
             self._context(target.ca_bundle) if target.ca_bundle is not None else True
         )
@@ -168,7 +168,9 @@ class WebhookClient:
                 ssl=ssl_arg,
             ) as resp:
                 if resp.status != 200:
-                    raise PolicyError(f"bad status code {resp.status} from the server: {target.url}")
+                    raise PolicyError(
+                        f"bad status code {resp.status} from the server: {target.url}"
+                    )
                 data = await resp.content.read(MAX_RESPONSE_BYTES + 1)
         except (aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as err:
             raise PolicyError(f'Post "{target.url}": {err or type(err).__name__}') from None
