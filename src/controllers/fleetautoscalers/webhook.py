@@ -172,12 +172,12 @@ class WebhookClient:
                         f"bad status code {resp.status} from the server: {target.url}"
                     )
                 data = await resp.content.read(MAX_RESPONSE_BYTES + 1)
-        except (aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as err:
-            raise PolicyError(f'Post "{target.url}": {err or type(err).__name__}') from None
         except TimeoutError:
             raise PolicyError(
                 f'Post "{target.url}": no answer within {self.timeout:g}s (Client.Timeout exceeded)'
             ) from None
+        except (aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as err:
+            raise PolicyError(f'Post "{target.url}": {str(err) or type(err).__name__}') from None
         if len(data) > MAX_RESPONSE_BYTES:
             raise PolicyError(f"the webhook's answer is larger than {MAX_RESPONSE_BYTES} bytes")
         return data
