@@ -7,7 +7,7 @@ import datetime as dt
 import msgspec
 import pytest
 
-from agones.apis.autoscaling.v1 import ChainEntry, FleetAutoscalerPolicy, SchedulePolicy
+from agones.apis.autoscaling.v1 import FleetAutoscalerPolicy, SchedulePolicy
 from agones.controllers.fleetautoscalers import (
     ChainPolicyError,
     InactiveScheduleError,
