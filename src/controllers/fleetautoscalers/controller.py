@@ -66,6 +66,7 @@ from .fleetautoscalers import (
 from .inprocess import REGISTRY, PolicyRegistry
 from .ordering import game_servers_in_deletion_order
 from .policy import InactiveScheduleError, PolicyError
+from .wasm import WasmPolicyRunner
 from .webhook import WebhookClient
 
 FLEET_NAME_LABEL = "agones.dev/fleet"
@@ -164,7 +165,7 @@ class Controller:
         self.node_counts = node_counts or (lambda: {})
         self.registry = registry or REGISTRY
         self.webhook_client = webhook_client or WebhookClient()
-        self.wasm = wasm
+        self.wasm = wasm or WasmPolicyRunner(self.webhook_client)
         typed = TypedFactory.from_generic(factory)
         fas_informer = typed.autoscaling().v1().fleet_autoscalers()
         self.fleet_autoscaler_lister = fas_informer.lister()

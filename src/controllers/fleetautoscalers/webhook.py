@@ -155,17 +155,13 @@ class WebhookClient:
 
     async def post(self, target: Target, body: bytes) -> bytes:
         """The body of a 200 answer; PolicyError for anything else."""
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
-        ssl_arg: ssl.SSLContext | bool = (
-            self._context(target.ca_bundle) if target.ca_bundle is not None else True
-        )
+        session = self._ensure_session()
         try:
-            async with self._session.post(
+            async with session.post(
                 target.url,
                 data=body,
                 headers={"Content-Type": "application/json"},
-                ssl=ssl_arg,
+                ssl=self._ssl(target),
             ) as resp:
                 if resp.status != 200:
                     raise PolicyError(
@@ -181,6 +177,32 @@ class WebhookClient:
         if len(data) > MAX_RESPONSE_BYTES:
             raise PolicyError(f"the webhook's answer is larger than {MAX_RESPONSE_BYTES} bytes")
         return data
+
+    async def get(self, target: Target, limit: int) -> bytes:
+        """The body of a 200 answer to a GET (at most `limit` bytes); PolicyError otherwise."""
+        session = self._ensure_session()
+        try:
+            async with session.get(target.url, ssl=self._ssl(target)) as resp:
+                if resp.status != 200:
+                    raise PolicyError(
+                        f"bad status code {resp.status} from the server: {target.url}"
+                    )
+                data = await resp.content.read(limit + 1)
+        except TimeoutError:
+            raise PolicyError(f'Get "{target.url}": no answer within {self.timeout:g}s') from None
+        except (aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as err:
+            raise PolicyError(f'Get "{target.url}": {str(err) or type(err).__name__}') from None
+        if len(data) > limit:
+            raise PolicyError(f"{target.url} is larger than {limit} bytes")
+        return data
+
+    def _ensure_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
+        return self._session
+
+    def _ssl(self, target: Target) -> ssl.SSLContext | bool:
+        return self._context(target.ca_bundle) if target.ca_bundle is not None else True
 
     async def close(self) -> None:
         if self._session is not None:
