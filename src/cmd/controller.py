@@ -1,11 +1,13 @@
-"""`agones controller`: the controller process (Agones `cmd/controller`): GameServers and GameServerSets.
+"""`agones controller`: the controller process (Agones `cmd/controller`): GameServers, GameServerSets,
+Fleets and FleetAutoscalers.
 
 Flags and environment variables (Agones' names; env = upper-case flag, `-` → `_`) map onto
 `ControllerConfig` here and nowhere else. `build(context, config)` constructs the controllers on a
 runner context and is reusable (e.g. by `agones local up`); `run` wires the REST client (kubeconfig
 or in-cluster), the shared informer factory, the port allocator, the GameServer controller family,
-the per-node counter and metrics, the GameServerSet and FleetAutoscaler controllers, leader election when enabled, `/live` `/ready` `/metrics`, and a
-SIGTERM drain — all through `agones.controller.ControllerRunner`.
+the per-node counter and metrics, the GameServerSet, Fleet and FleetAutoscaler controllers (with
+their metrics), leader election when enabled, `/live` `/ready` `/metrics`, and a SIGTERM drain — all
+through `agones.controller.ControllerRunner`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..client.config import ConfigError, load_config
 from ..client.rest import RESTClient
 from ..client.versioned import Clientset
 from ..controller import Context, ControllerRunner, ControllerSettings, Runnable
-from ..controllers import fleetautoscalers, gameserversets
+from ..controllers import fleetautoscalers, fleets, gameserversets
 from ..controllers.gameservers import Controller, GameServerMetrics, PerNodeCounter, SidecarConfig
 from ..featuregates import FeatureGates
 from ..logging import configure_logging
@@ -289,6 +291,21 @@ def build_game_server_set_controller(
     return controller
 
 
+def build_fleet_controller(context: Context, config: ControllerConfig) -> fleets.Controller:
+    controller = fleets.Controller(
+        Clientset(context.client),
+        context.informer_factory,
+        context.event_broadcaster,
+        config.gates,
+        clock=context.clock,
+        logger=context.logger,
+    )
+    context.health.add_liveness_check("fleet-workerqueue", controller.healthy)
+    if config.settings.prometheus_exporter:
+        fleets.FleetMetrics(context.informer_factory, config.gates)
+    return controller
+
+
 def build_fleet_autoscaler_controller(
     context: Context, config: ControllerConfig, counter: PerNodeCounter
 ) -> fleetautoscalers.Controller:
@@ -312,14 +329,15 @@ def build(context: Context, config: ControllerConfig) -> list[Runnable]:
     game_servers = build_game_server_controllers(context, config)
     counter = game_servers.per_node_counter
     game_server_sets = build_game_server_set_controller(context, config, counter)
+    fleet_controller = build_fleet_controller(context, config)
     autoscalers = build_fleet_autoscaler_controller(context, config, counter)
-    return [game_servers.controller, game_server_sets, autoscalers]
+    return [game_servers.controller, game_server_sets, fleet_controller, autoscalers]
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "controller",
-        help="run the GameServer and GameServerSet controllers (Agones cmd/controller)",
+        help="run the GameServer, GameServerSet, Fleet and FleetAutoscaler controllers (Agones cmd/controller)",
     )
     add_flags(parser)
     parser.set_defaults(func=run)

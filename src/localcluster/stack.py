@@ -12,7 +12,8 @@ process it started. `ThreadedStack` runs one on its own loop in a thread for syn
 `WriteCounter` counts the requests that change state at the API server (every verb except
 get/list/watch), by client, the User-Agent's product: `agones-py` is the controller, `Python`
 (aiohttp's default) sidecar processes, `agones-local-kubelet`, `-scheduler` and `-sdkserver` the
-in-process kubelets, scheduler and simulated sidecars, `kubectl` kubectl.
+in-process kubelets, scheduler and simulated sidecars, `kubectl` kubectl; those answered 409 are
+counted again in `conflicts`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ..extensions.configurations import SERVICE_NAME, webhook_configurations
 from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
+from .errors import StatusError
 from .kubelet import Kubelet, KubeletConfig
 from .netns import die_with_parent
 from .scheduler import Scheduler, node_object
@@ -113,6 +115,8 @@ class WriteCounter:
 
     def __init__(self) -> None:
         self.counts: Counter[tuple[str, str, str]] = Counter()
+        self.conflicts: Counter[tuple[str, str, str]] = Counter()
+        """The counted requests answered 409 Conflict (stale resourceVersion or AlreadyExists)."""
 
     def install(self, server: LocalAPIServer) -> None:
         inner = server.handler.handle
@@ -128,7 +132,17 @@ class WriteCounter:
                 resource = parts[0] if parts else ""
                 if len(parts) > 2:
                     resource += "/" + parts[2]
-                self.counts[(_client_of(ua), request.method, resource)] += 1
+                key = (_client_of(ua), request.method, resource)
+                self.counts[key] += 1
+                try:
+                    response = await inner(request, target)
+                except StatusError as err:
+                    if err.code == 409:
+                        self.conflicts[key] += 1
+                    raise
+                if response.status == 409:
+                    self.conflicts[key] += 1
+                return response
             return await inner(request, target)
 
         server.handler.handle = counting  # type: ignore[method-assign]

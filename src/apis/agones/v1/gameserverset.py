@@ -161,7 +161,8 @@ def validate(gss: GameServerSet, gates: FeatureGates) -> list[FieldError]:
     return validate_schema_and_metadata(gss, gates) or validate_webhook(gss, gates)
 
 
-def _go_form(template: GameServerTemplateSpec | UnsetType) -> object:
+def template_go_form(template: GameServerTemplateSpec | UnsetType) -> object:
+    """The template as Go would see it after decoding (for semantic equality)."""
     if not isinstance(template, GameServerTemplateSpec):
         return None
     clone = copy.deepcopy(template)
@@ -178,7 +179,7 @@ def validate_update(
     errs = common.validate_name(meta.name, Path("metadata"))
     old_t = old.spec.template if isinstance(old.spec, GameServerSetSpec) else UNSET
     new_t = new.spec.template if isinstance(new.spec, GameServerSetSpec) else UNSET
-    if _go_form(old_t) != _go_form(new_t):
+    if template_go_form(old_t) != template_go_form(new_t):
         errs.append(
             invalid(
                 Path("spec", "template"),

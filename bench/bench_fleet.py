@@ -1,0 +1,307 @@
+"""A Fleet scaled 0 → N Ready → 0 with simulated game servers, round after round.
+
+Local (default): the whole stack as `agones local up` runs it (`LocalStack`, simulated game
+servers: the real `SDKServer` in-process per pod, Ready at once), the controller as its own process
+(`agones controller`: GameServer, GameServerSet and Fleet controllers). Per round the bench scales
+the Fleet through its scale subresource (as `kubectl scale` does) and reports:
+
+* GameServers per second from the scale to the last Ready, overall and per decile (the rate at
+  which each tenth of the N became Ready), and when the Fleet's status showed N Ready;
+* API writes per GameServer by component — every request but get/list/watch, counted at the API
+  server by User-Agent: `agones-py` the controller, `agones-local-sdkserver` the simulated
+  sidecars, `agones-local-scheduler` / `-kubelet` the scheduler and kubelets, `bench` this script
+  (the scale) — and the 409 Conflicts among them;
+* the controller process's RSS at N and after the scale-down, so rounds show any growth;
+* the same for N → 0 (until every GameServer is gone).
+
+With `--kubeconfig` the bench runs against that cluster instead: it needs Agones' CRDs, webhooks
+and a controller (ours or Agones') running there, and game servers that call Ready (a fake kubelet,
+or a real image with `--image`). Writes cannot be counted at a remote API server; pass the
+controller's `/metrics` URL (`--controller-metrics`) to count its writes and 409s from
+`agones_k8s_client_http_request_total`, and `--controller-pid` for its RSS when it runs here.
+
+    .venv/bin/python -m bench.bench_fleet --replicas 1000 --rounds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import re
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from agones.client.config import load_config
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import FLEETS, GAME_SERVERS
+from agones.informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from agones.localcluster.kubelet import SIMULATE_ANNOTATION
+from agones.localcluster.stack import LocalStack, StackOptions
+from bench.bench_local_gameservers import rss_kib
+
+NAMESPACE = "default"
+FLEET = "bench-fleet"
+CONTROLLER_SDK = ("agones-py", "agones-local-sdkserver", "Python")
+SCHEDULER_KUBELET = ("agones-local-scheduler", "agones-local-kubelet")
+
+
+def fleet(image: str, simulate: bool) -> dict[str, Any]:
+    pod: dict[str, Any] = {"spec": {"containers": [{"name": "simple-game-server", "image": image}]}}
+    if simulate:
+        pod["metadata"] = {"annotations": {SIMULATE_ANNOTATION: "true"}}
+    return {
+        "apiVersion": "agones.dev/v1",
+        "kind": "Fleet",
+        "metadata": {"name": FLEET},
+        "spec": {
+            "replicas": 0,
+            "template": {
+                "spec": {"ports": [{"name": "default", "containerPort": 7654}], "template": pod}
+            },
+        },
+    }
+
+
+@dataclass
+class Observed:
+    """What the informers have seen: when each GameServer was first Ready, what exists."""
+
+    ready_at: dict[str, float] = field(default_factory=dict)
+    existing: set[str] = field(default_factory=set)
+    fleet_ready: int = 0
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def game_server(self, gs: Any) -> None:
+        name = gs["metadata"]["name"]
+        self.existing.add(name)
+        if (gs.get("status") or {}).get("state") == "Ready":
+            self.ready_at.setdefault(name, time.perf_counter())
+        self.changed.set()
+
+    def gone(self, gs: Any) -> None:
+        obj = getattr(gs, "obj", gs)
+        self.existing.discard(obj["metadata"]["name"])
+        self.changed.set()
+
+    def fleet(self, f: Any) -> None:
+        self.fleet_ready = (f.get("status") or {}).get("readyReplicas") or 0
+        self.changed.set()
+
+    async def until(self, condition: Any, timeout: float) -> float:
+        deadline = time.perf_counter() + timeout
+        while not condition():
+            self.changed.clear()
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError("the fleet did not get there in time")
+            try:
+                await asyncio.wait_for(self.changed.wait(), left)
+            except TimeoutError:
+                continue
+        return time.perf_counter()
+
+
+class Writes:
+    """Write and 409 counts, from the local API server or the controller's /metrics."""
+
+    def __init__(self, stack: LocalStack | None, metrics_url: str) -> None:
+        self.stack = stack
+        self.metrics_url = metrics_url
+
+    def snapshot(self) -> tuple[collections.Counter[str], collections.Counter[str]]:
+        if self.stack is not None:
+            writes: collections.Counter[str] = collections.Counter()
+            conflicts: collections.Counter[str] = collections.Counter()
+            for (who, verb, res), n in self.stack.writes.counts.items():
+                writes[who] += n
+                writes[f"{who} {verb} {res}"] += n
+            for (who, verb, res), n in self.stack.writes.conflicts.items():
+                conflicts[who] += n
+                conflicts[f"{who} {verb} {res}"] += n
+            return writes, conflicts
+        return self._from_metrics()
+
+    def _from_metrics(self) -> tuple[collections.Counter[str], collections.Counter[str]]:
+        writes: collections.Counter[str] = collections.Counter()
+        conflicts: collections.Counter[str] = collections.Counter()
+        if not self.metrics_url:
+            return writes, conflicts
+        with urllib.request.urlopen(self.metrics_url, timeout=10) as resp:
+            text = resp.read().decode()
+        pattern = re.compile(r"^agones_k8s_client_http_request_total\{([^}]*)\} ([0-9.e+]+)$")
+        for line in text.splitlines():
+            m = pattern.match(line)
+            if not m:
+                continue
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+            if labels.get("verb", "").upper() in ("GET", "LIST", "WATCH"):
+                continue
+            writes["controller"] += int(float(m.group(2)))
+            if labels.get("status_code") == "409":
+                conflicts["controller"] += int(float(m.group(2)))
+        return writes, conflicts
+
+
+def per_game_server(
+    before: tuple[collections.Counter[str], collections.Counter[str]],
+    after: tuple[collections.Counter[str], collections.Counter[str]],
+    count: int,
+) -> dict[str, Any]:
+    writes, conflicts = after[0] - before[0], after[1] - before[1]
+    by_request = {k: v for k, v in writes.items() if " " in k}
+    conflicts_by_request = {k: v for k, v in conflicts.items() if " " in k}
+    writes = collections.Counter({k: v for k, v in writes.items() if " " not in k})
+    conflicts = collections.Counter({k: v for k, v in conflicts.items() if " " not in k})
+    total = sum(writes.values())
+    controller_sdk = sum(writes[c] for c in CONTROLLER_SDK) + writes["controller"]
+    return {
+        "writes_per_game_server": round(total / count, 2),
+        "controller_plus_sdk_writes_per_game_server": round(controller_sdk / count, 2),
+        "scheduler_kubelet_writes_per_game_server": round(
+            sum(writes[c] for c in SCHEDULER_KUBELET) / count, 2
+        ),
+        "writes_per_game_server_by_client": {k: round(v / count, 2) for k, v in writes.items()},
+        "conflicts_409": dict(conflicts),
+        "conflicts_409_per_game_server": round(sum(conflicts.values()) / count, 3),
+        "writes_by_request": dict(collections.Counter(by_request).most_common()),
+        "conflicts_by_request": conflicts_by_request,
+    }
+
+
+def deciles(ready_at: list[float], start: float) -> list[float]:
+    """GameServers/s within each tenth of the Ready times (sorted), from `start`."""
+    n = len(ready_at)
+    marks = [start] + [ready_at[max(0, (n * k) // 10 - 1)] for k in range(1, 11)]
+    rates = []
+    for k in range(1, 11):
+        got = (n * k) // 10 - (n * (k - 1)) // 10
+        span = marks[k] - marks[k - 1]
+        rates.append(round(got / span, 1) if span > 0 else float("inf"))
+    return rates
+
+
+async def scale(client: RESTClient, replicas: int) -> None:
+    body = {"spec": {"replicas": replicas}}
+    await client.patch(FLEETS, FLEET, body, namespace=NAMESPACE, subresource="scale")
+
+
+async def one_round(
+    client: RESTClient,
+    seen: Observed,
+    writes: Writes,
+    replicas: int,
+    timeout: float,
+    pid: int | None,
+) -> dict[str, Any]:
+    seen.ready_at.clear()
+    before = writes.snapshot()
+    start = time.perf_counter()
+    await scale(client, replicas)
+    done = await seen.until(lambda: len(seen.ready_at) >= replicas, timeout)
+    up = per_game_server(before, writes.snapshot(), replicas)
+    fleet_done = await seen.until(lambda: seen.fleet_ready >= replicas, timeout)
+    rss_up = rss_kib(pid)[0] if pid else 0
+    times = sorted(seen.ready_at.values())
+    before = writes.snapshot()
+    down_start = time.perf_counter()
+    await scale(client, 0)
+    gone = await seen.until(lambda: not seen.existing, timeout)
+    down = per_game_server(before, writes.snapshot(), replicas)
+    rss_down = rss_kib(pid)[0] if pid else 0
+    return {
+        "scale_up": {
+            "seconds_to_all_ready": round(done - start, 2),
+            "game_servers_per_second": round(replicas / (done - start), 1),
+            "game_servers_per_second_by_decile": deciles(times, start),
+            "seconds_to_fleet_status_ready": round(fleet_done - start, 2),
+            **up,
+            "controller_rss_mib_at_n": round(rss_up / 1024, 1),
+        },
+        "scale_down": {
+            "seconds_to_all_gone": round(gone - down_start, 2),
+            "game_servers_per_second": round(replicas / (gone - down_start), 1),
+            **down,
+            "controller_rss_mib_after": round(rss_down / 1024, 1),
+        },
+    }
+
+
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    stack: LocalStack | None = None
+    kubeconfig = args.kubeconfig
+    pid = args.controller_pid or None
+    if not kubeconfig:
+        stack = LocalStack(
+            StackOptions(nodes=args.nodes, simulate_all=True, min_port=7000, max_port=8999)
+        )
+        await stack.start()
+        kubeconfig = stack.kubeconfig
+        assert stack.controller_proc is not None
+        pid = stack.controller_proc.pid
+    try:
+        config = load_config(kubeconfig)
+        config.user_agent = "bench"
+        config.qps = 0
+        async with RESTClient(config) as client:
+            seen = Observed()
+            factory = SharedInformerFactory(client, namespace=NAMESPACE)
+            factory.for_resource(GAME_SERVERS).informer().add_event_handler(
+                ResourceEventHandlerFuncs(
+                    add_func=seen.game_server,
+                    update_func=lambda _o, n: seen.game_server(n),
+                    delete_func=seen.gone,
+                )
+            )
+            factory.for_resource(FLEETS).informer().add_event_handler(
+                ResourceEventHandlerFuncs(
+                    add_func=seen.fleet, update_func=lambda _o, n: seen.fleet(n)
+                )
+            )
+            factory.start()
+            await factory.wait_for_cache_sync(30)
+            await client.create(FLEETS, fleet(args.image, stack is not None), namespace=NAMESPACE)
+            await asyncio.sleep(2.0)  # the controller starts and creates the empty set
+            rounds = []
+            writes = Writes(stack, args.controller_metrics)
+            for _ in range(args.rounds):
+                rounds.append(
+                    await one_round(client, seen, writes, args.replicas, args.timeout, pid)
+                )
+            await client.delete(FLEETS, FLEET, NAMESPACE)
+            await factory.shutdown()
+    finally:
+        if stack is not None:
+            await stack.stop()
+    return {
+        "cluster": "local" if stack is not None else kubeconfig,
+        "replicas": args.replicas,
+        "nodes": args.nodes if stack is not None else None,
+        "rounds": rounds,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replicas", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--kubeconfig", default="", help="any cluster (default: the local stack)")
+    parser.add_argument(
+        "--image", default="us-docker.pkg.dev/agones-images/examples/simple-game-server:0.41"
+    )
+    parser.add_argument("--controller-metrics", default="", help="the controller's /metrics URL")
+    parser.add_argument("--controller-pid", type=int, default=0, help="its pid, for RSS")
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
+    print(json.dumps(asyncio.run(bench(args)), indent=2))
+
+
+if __name__ == "__main__":
+    main()
