@@ -154,7 +154,9 @@ class Env:
 
 
 @pytest.fixture
-async def env(cluster: Cluster) -> AsyncIterator[Env]:
+async def env(cluster: Cluster, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
+    marker = request.node.get_closest_marker("gates")
+    gates = FeatureGates.parse(marker.args[0] if marker else "")
     rest = RESTClient(load_kube_config(cluster.kubeconfig))
     namespace = cluster.create_namespace("fas")
     try:
@@ -165,9 +167,7 @@ async def env(cluster: Cluster) -> AsyncIterator[Env]:
         events = EventBroadcaster(rest)
         policies = PolicyRegistry(group="agones-tests.none")
         registry = CollectorRegistry()
-        controller = Controller(
-            rest, factory, events, FeatureGates(), clock=clock, registry=policies
-        )
+        controller = Controller(rest, factory, events, gates, clock=clock, registry=policies)
         FleetAutoscalerMetrics(factory, registry)
         env = Env(rest, namespace, clock, controller, registry, policies)
         handler = controller.workerqueue.sync_handler

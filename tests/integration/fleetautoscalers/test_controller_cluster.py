@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -291,3 +292,40 @@ async def _where(status: Any, key: str, want: Any) -> Any:
 
 async def _true(value: bool) -> bool:
     return value
+
+
+@pytest.mark.gates("WasmAutoscaler=true")
+async def test_wasm_policy(env: Env) -> None:
+    pytest.importorskip("extism")
+    pytest.importorskip("wasmtime")
+    from tests.unit.controllers.fleetautoscalers.wasmplugin import build_plugin
+
+    plugin = build_plugin(buffer=5)
+
+    async def serve(request: web.Request) -> web.Response:
+        return web.Response(body=plugin)
+
+    app = web.Application()
+    app.router.add_get("/plugin.wasm", serve)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        await env.create_fleet(
+            "wasm", 10, {"replicas": 10, "readyReplicas": 2, "allocatedReplicas": 8}
+        )
+        policy = {
+            "type": "Wasm",
+            "wasm": {
+                "from": {"url": {"url": f"http://127.0.0.1:{port}/plugin.wasm"}},
+                "hash": hashlib.sha256(plugin).hexdigest(),
+                "config": {"buffer_size": "5"},
+            },
+        }
+        await env.create_fas("wasm", "wasm", policy)
+        await env.eventually(lambda: _equals(env.replicas("wasm"), 13), "scaled by the Wasm module")
+        assert (await env.fas_status("wasm"))["lastAppliedPolicy"] == "Wasm"
+    finally:
+        await runner.cleanup()
