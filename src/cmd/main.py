@@ -20,6 +20,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "agones.cmd.extensions",
     "agones.cmd.sdkserver",
     "agones.cmd.local",
+    "agones.cmd.simulate",
 )
 
 
