@@ -380,7 +380,7 @@ class Controller:
                 "AutoScalingFleetError",
                 f"Error on scaling fleet {name} from {spec_replicas} to {replicas}. Error: {err}",
             )
-            raise RuntimeError(f"error updating replicas for fleet {name}: {err}") from err
+            raise  # a 409 stays a conflict for the queue (retried, logged at debug)
         self.recorder.event(
             fas,
             EventType.NORMAL,
