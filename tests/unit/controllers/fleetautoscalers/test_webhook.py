@@ -345,3 +345,82 @@ def test_policy_name() -> None:
     assert msgspec.json.decode(
         webhook.encode_review(FleetAutoscaleReview(request=None, response=None))
     ) == {"request": None, "response": None}
+
+
+class _ThreadedWebhook:
+    """A webhook server on its own thread and loop that answers with whatever `body` holds."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.body = b"{}"
+        self.status = 200
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self.url = ""
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+
+        async def handle(request: web.Request) -> web.Response:
+            await request.read()
+            return web.Response(status=self.status, body=self.body)
+
+        async def start() -> None:
+            app = web.Application()
+            app.router.add_post("/", handle)
+            self._runner = web.AppRunner(app)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            await site.start()
+            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            self.url = f"http://127.0.0.1:{port}/"
+            self._ready.set()
+
+        self._loop.run_until_complete(start())
+        self._loop.run_forever()
+
+    def stop(self) -> None:
+        async def cleanup() -> None:
+            await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def threaded_webhook() -> Any:
+    server = _ThreadedWebhook()
+    yield server
+    server.stop()
+
+
+@settings(max_examples=150, deadline=None)
+@given(bodies, st.sampled_from([200, 200, 200, 201, 404, 500]))
+def test_webhook_policy_over_http_never_crashes(
+    threaded_webhook: _ThreadedWebhook, body: bytes, status: int
+) -> None:
+    threaded_webhook.body, threaded_webhook.status = body, status
+
+    async def ask() -> Scale:
+        client = webhook.WebhookClient(timeout=5)
+        try:
+            return await apply_webhook_policy(
+                URLConfiguration(url=threaded_webhook.url), _inputs(client)
+            )
+        finally:
+            await client.close()
+
+    try:
+        scale = asyncio.run(ask())
+    except PolicyError as err:
+        assert str(err) and "\n" not in str(err)
+        if status != 200:
+            assert f"bad status code {status}" in str(err)
+    else:
+        assert status == 200
+        assert 0 <= scale.replicas <= 2**31 - 1
