@@ -31,7 +31,7 @@ from typing import Any
 
 import structlog
 
-from ...apis.agones.v1.fleet import Fleet, FleetSpec
+from ...apis.agones.v1.fleet import Fleet
 from ...apis.agones.v1.gameserver import GameServer
 from ...apis.autoscaling.v1 import (
     FixedIntervalSync,
@@ -66,6 +66,7 @@ from .fleetautoscalers import (
 from .inprocess import REGISTRY, PolicyRegistry
 from .ordering import game_servers_in_deletion_order
 from .policy import InactiveScheduleError, PolicyError
+from .status import fleet_status
 from .wasm import WasmPolicyRunner
 from .webhook import WebhookClient
 
@@ -286,20 +287,17 @@ class Controller:
         if decision is None:
             return
         desired = decision.scale.replicas
-        fleet_spec = fleet.spec if isinstance(fleet.spec, FleetSpec) else FleetSpec()
-        spec_replicas = fleet_spec.replicas if isinstance(fleet_spec.replicas, int) else 0
-        await self._scale_fleet(fas, fleet, spec_replicas, desired)
+        view = fleet_status(fleet)
+        await self._scale_fleet(fas, fleet, view.spec_replicas, desired)
         policy_type = str(policy.type) if isinstance(policy.type, str) else ""
         applied = decision.applied_policy(policy_type)
         if decision.chain_entry is not None and applied != _Status.of(fas).last_applied_policy:
             self._chain_event(fas, decision)
-        status = fleet.status
-        current = getattr(status, "replicas", 0)
         await self._update_status(
             fas,
-            current if isinstance(current, int) else 0,
+            view.replicas,
             desired,
-            desired != spec_replicas,
+            desired != view.spec_replicas,
             decision.scale.limited,
             applied,
         )
