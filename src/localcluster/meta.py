@@ -14,6 +14,7 @@ from typing import Any
 
 from ..apis import field
 from ..apis.field import FieldError
+from ..apis.meta.objectmeta import format_time
 
 _DNS1123_SUBDOMAIN = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -26,11 +27,12 @@ _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Now as `metav1.Time` on the wire (what every timestamp the local cluster writes uses)."""
+    return format_time(datetime.now(UTC))
 
 
 def rfc3339_after(seconds: int) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(datetime.now(UTC) + timedelta(seconds=seconds))
 
 
 def new_uid() -> str:

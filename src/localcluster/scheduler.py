@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -28,13 +27,10 @@ from ..client.errors import ApiError
 from ..client.rest import RESTClient
 from ..client.versioned.resources import NODES, PODS
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from .meta import now_rfc3339
 
 log = structlog.get_logger("agones.localcluster.scheduler")
 Obj = Mapping[str, Any]
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def node_object(name: str, address: str, max_pods: int = 1000) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from ..httpserver import serve_app
 from . import discovery, errors, openapi
 from .admission import WebhookAdmission
 from .aggregation import Aggregator
@@ -171,18 +172,14 @@ class LocalAPIServer:
             await self.registry.create(info, "", {"metadata": {"name": ns}})
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=1.0
+        self._runner, self.port = await serve_app(
+            app,
+            opts.host,
+            opts.port,
+            ssl_context=ssl_ctx,
+            handle_signals=False,
+            shutdown_timeout=1.0,
         )
-        await self._runner.setup()
-        site = web.TCPSite(
-            self._runner, opts.host, opts.port, ssl_context=ssl_ctx, reuse_address=True
-        )
-        await site.start()
-        server = site._server
-        assert server is not None
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1]
         scheme = "https" if opts.tls else "http"
         self.url = f"{scheme}://{opts.host}:{self.port}"
         await self._create_kubernetes_service()

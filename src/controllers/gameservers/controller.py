@@ -39,6 +39,7 @@ from ...apis.agones.v1.gameserver import (
     Protocol,
     port_status,
 )
+from ...apis.meta.objectmeta import format_time
 from ...client.errors import (
     AlreadyExistsError,
     ApiError,
@@ -475,9 +476,7 @@ class Controller:
     async def move_to_error_state(self, gs: GameServer, message: str) -> GameServer:
         gs_copy = deep_copy(gs)
         now = datetime.fromtimestamp(self.clock.now(), UTC)
-        gs_copy.meta.set_annotation(
-            GAME_SERVER_ERRORED_AT_ANNOTATION, now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
+        gs_copy.meta.set_annotation(GAME_SERVER_ERRORED_AT_ANNOTATION, format_time(now))
         gs_copy.gs_status.state = GameServerState.ERROR
         stored = await self._update(gs_copy)
         self._event(stored, stored.state(), message, warning=True)
