@@ -18,6 +18,8 @@ of a key that no longer exists stops every thread of that namespace whose UID is
    `desiredReplicas`, `lastScaleTime` when the Fleet was scaled, `lastAppliedPolicy`) is written
    through the status subresource only when it changed, with a Warning `ScalingLimited` when the
    policy's limits cut the size; a Chain whose deciding entry changed records `ChainPolicy`.
+Reads go through the Fleet and FleetAutoscaler informers' shared MutationCaches and each write's
+result is remembered there, so a sync never acts on a cache older than our own last write.
 Queue: Agones' fast rate limiter (200 ms, five times, then 3 s).
 """
 
@@ -43,7 +45,6 @@ from ...apis.autoscaling.v1 import (
 )
 from ...apis.autoscaling.v1.fleetautoscaler import DEFAULT_INTERVAL_SYNC_SECONDS
 from ...apis.meta.objectmeta import ObjectMeta, format_time
-from ...client.errors import NotFoundError
 from ...client.informers.externalversions.factory import SharedInformerFactory as TypedFactory
 from ...client.rest import RESTClient
 from ...client.versioned import Clientset
@@ -169,8 +170,12 @@ class Controller:
         self.wasm = wasm or WasmPolicyRunner(self.webhook_client)
         typed = TypedFactory.from_generic(factory)
         fas_informer = typed.autoscaling().v1().fleet_autoscalers()
+        fleet_informer = typed.agones().v1().fleets()
         self.fleet_autoscaler_lister = fas_informer.lister()
-        self.fleet_lister = typed.agones().v1().fleets().lister()
+        self.fleet_lister = fleet_informer.lister()
+        # Our own last writes, so the next sync does not act on (and 409 against) a stale cache.
+        self.fleet_autoscaler_cache = fas_informer.informer().mutation_cache()
+        self.fleet_cache = fleet_informer.informer().mutation_cache()
         self.game_server_lister = typed.agones().v1().game_servers().lister()
         self.workerqueue = WorkerQueue(
             self.sync_fleet_autoscaler,
@@ -263,16 +268,14 @@ class Controller:
 
     async def sync_fleet_autoscaler(self, key: str) -> None:
         namespace, name = split_meta_namespace_key(key)
-        try:
-            fas = self.fleet_autoscaler_lister.fleet_autoscalers(namespace).get(name)
-        except NotFoundError:
+        fas: FleetAutoscaler | None = self.fleet_autoscaler_cache.get_by_key(key)
+        if fas is None:
             self.clean_fas_threads(namespace)
             return
         spec = _spec(fas)
         fleet_name = spec.fleet_name if isinstance(spec.fleet_name, str) else ""
-        try:
-            fleet = self.fleet_lister.fleets(namespace).get(fleet_name)
-        except NotFoundError:
+        fleet: Fleet | None = self.fleet_cache.get_by_key(f"{namespace}/{fleet_name}")
+        if fleet is None:
             self.recorder.event(
                 fas, EventType.WARNING, "FailedGetFleet", f"could not fetch fleet: {fleet_name}"
             )
@@ -370,7 +373,11 @@ class Controller:
         updated = copy.deepcopy(fleet)
         updated.fleet_spec.replicas = replicas
         try:
-            await self.clientset.agones_v1().fleets(_meta(fleet).get_namespace()).update(updated)
+            stored = (
+                await self.clientset.agones_v1()
+                .fleets(_meta(fleet).get_namespace())
+                .update(updated)
+            )
         except Exception as err:
             self.recorder.event(
                 fas,
@@ -379,6 +386,7 @@ class Controller:
                 f"Error on scaling fleet {name} from {spec_replicas} to {replicas}. Error: {err}",
             )
             raise  # a 409 stays a conflict for the queue (retried, logged at debug)
+        self.fleet_cache.mutation(stored)
         self.recorder.event(
             fas,
             EventType.NORMAL,
@@ -390,7 +398,8 @@ class Controller:
         updated = copy.deepcopy(fas)
         updated.status = status.to_struct()
         namespace = _meta(fas).get_namespace()
-        await self.clientset.autoscaling_v1().fleet_autoscalers(namespace).update_status(updated)
+        client = self.clientset.autoscaling_v1().fleet_autoscalers(namespace)
+        self.fleet_autoscaler_cache.mutation(await client.update_status(updated))
 
     async def _update_status(
         self,
