@@ -3,7 +3,8 @@
 Replays a demand trace (`--trace FILE`, CSV `at,session`; or a synthetic diurnal day with spikes)
 against the real GameServerSet, Fleet and FleetAutoscaler controllers on an in-process local API
 server, on virtual time (see `agones.simulate.simulation`), once per parameter set: the
-FleetAutoscaler of `--fleetautoscaler FILE`, or a Buffer policy from `--buffer/--min-replicas/
+FleetAutoscaler of `--fleetautoscaler FILE` (its in-process `python:` policies registered by
+`--autoscaler-policy-modules`), or a Buffer policy from `--buffer/--min-replicas/
 --max-replicas`, varied by `--compare KEY=V1,V2,...` (KEY: buffer, min, max, sync). Prints a summary
 table and a terminal chart per run, and writes `report.json` and `report.png` into `--out`.
 Exit 0 after a run, 2 for bad flags or input (one line, `error: ...`), 1 if a run fails.
@@ -24,6 +25,7 @@ from typing import Any
 import structlog
 import yaml
 
+from ..controllers.fleetautoscalers import REGISTRY
 from ..featuregates import FeatureGates
 from ..simulate.report import report_json, summary_table, terminal_chart, write_png
 from ..simulate.simulation import (
@@ -60,6 +62,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--max-replicas", type=int, default=200)
     parser.add_argument("--sync-seconds", type=int, default=30)
     parser.add_argument("--compare", help="KEY=V1,V2,... (buffer, min, max, sync)")
+    parser.add_argument(
+        "--autoscaler-policy-modules",
+        default="",
+        help="comma-separated modules registering in-process policies (url: python:<name>)",
+    )
     parser.add_argument("--startup", type=float, default=10.0, help="seconds to Ready")
     parser.add_argument("--duration", type=float, help="seconds to simulate")
     parser.add_argument("--out", default="simulate-report", help="directory for the report")
@@ -211,6 +218,16 @@ def arrivals(args: argparse.Namespace) -> tuple[list[Arrival], dict[str, Any]]:
     return synthetic, info
 
 
+def _import_policy_modules(value: str) -> None:
+    for module in (m.strip() for m in value.split(",")):
+        if not module:
+            continue
+        try:
+            REGISTRY.import_modules([module])
+        except Exception as err:  # a user module: any failure is a usage error
+            raise UsageError(f"could not import autoscaler policy module {module}: {err}") from None
+
+
 async def simulate_all(
     trace: list[Arrival], runs: list[Variant], options: SimulationOptions
 ) -> list[RunResult]:
@@ -230,6 +247,7 @@ async def simulate_all(
 def run(args: argparse.Namespace) -> int:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     try:
+        _import_policy_modules(args.autoscaler_policy_modules)
         trace, info = arrivals(args)
         base = (
             load_autoscaler(args.fleetautoscaler)

@@ -6,11 +6,13 @@ terminal chart are drawn."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from agones.cmd.main import main
+from agones.controllers.fleetautoscalers import REGISTRY
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -50,3 +52,37 @@ def test_simulate_compare_buffers(tmp_path: Path, capsys: pytest.CaptureFixture[
     for run, buffer in zip(runs, (5, 10, 20), strict=True):
         quiet = [s for s in run["samples"] if 600 <= s["t"] < 3300]
         assert min(s["ready"] for s in quiet) >= buffer - 2
+
+
+def test_simulate_an_in_process_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A studio's Python policy (the example) simulated as it would run in the controller."""
+    example = TRACE.parents[1] / "autoscaler-python-policy"
+    monkeypatch.syspath_prepend(str(example))
+    monkeypatch.delitem(sys.modules, "studio_policy", raising=False)
+    monkeypatch.setattr(REGISTRY, "_policies", dict(REGISTRY._policies))
+    out = tmp_path / "py"
+    code = main(
+        [
+            "simulate",
+            "--trace",
+            str(TRACE),
+            "--duration",
+            "1800",
+            "--fleetautoscaler",
+            str(example / "fleetautoscaler.yaml"),
+            "--autoscaler-policy-modules",
+            "studio_policy",
+            "--no-png",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0, capsys.readouterr().out
+    (run,) = json.loads((out / "report.json").read_text())["runs"]
+    assert run["allocations"]["served"] > 0
+    # the policy keeps 5 Ready while less than half the Fleet is allocated
+    quiet = [s for s in run["samples"] if 600 <= s["t"] <= 1800]
+    assert min(s["ready"] for s in quiet) >= 3
+    assert not (out / "report.png").exists()
