@@ -60,7 +60,7 @@ def test_simulate_an_in_process_policy(
     """A studio's Python policy (the example) simulated as it would run in the controller."""
     example = TRACE.parents[1] / "autoscaler-python-policy"
     monkeypatch.syspath_prepend(str(example))
-    monkeypatch.delitem(sys.modules, "studio_policy", raising=False)
+    sys.modules.pop("studio_policy", None)  # imported fresh, so it registers itself here
     monkeypatch.setattr(REGISTRY, "_policies", dict(REGISTRY._policies))
     out = tmp_path / "py"
     code = main(

@@ -31,6 +31,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 @pytest.fixture
 def example_on_path() -> Iterator[None]:
+    sys.modules.pop("studio_policy", None)  # imported fresh, so it registers itself here
     sys.path.insert(0, str(EXAMPLE))
     try:
         yield
