@@ -1,13 +1,13 @@
-"""`agones controller`: the controller process (Agones `cmd/controller`): GameServers, GameServerSets
-and Fleets.
+"""`agones controller`: the controller process (Agones `cmd/controller`): GameServers, GameServerSets,
+Fleets and FleetAutoscalers.
 
 Flags and environment variables (Agones' names; env = upper-case flag, `-` → `_`) map onto
 `ControllerConfig` here and nowhere else. `build(context, config)` constructs the controllers on a
 runner context and is reusable (e.g. by `agones local up`); `run` wires the REST client (kubeconfig
 or in-cluster), the shared informer factory, the port allocator, the GameServer controller family,
-the per-node counter and metrics, the GameServerSet and Fleet controllers (with the Fleet metrics),
-leader election when enabled, `/live` `/ready` `/metrics`, and a SIGTERM drain — all through
-`agones.controller.ControllerRunner`.
+the per-node counter and metrics, the GameServerSet, Fleet and FleetAutoscaler controllers (with
+their metrics), leader election when enabled, `/live` `/ready` `/metrics`, and a SIGTERM drain — all
+through `agones.controller.ControllerRunner`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..client.config import ConfigError, load_config
 from ..client.rest import RESTClient
 from ..client.versioned import Clientset
 from ..controller import Context, ControllerRunner, ControllerSettings, Runnable
-from ..controllers import fleets, gameserversets
+from ..controllers import fleetautoscalers, fleets, gameserversets
 from ..controllers.gameservers import Controller, GameServerMetrics, PerNodeCounter, SidecarConfig
 from ..featuregates import FeatureGates
 from ..logging import configure_logging
@@ -47,6 +47,8 @@ class ControllerConfig:
         default_factory=gameserversets.GameServerSetSettings
     )
     """The GameServerSet controller's batch and parallelism limits."""
+    autoscaler_policy_modules: list[str] = field(default_factory=list)
+    """Modules imported at start-up that register in-process autoscaling policies."""
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -97,6 +99,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add(parser, "--log-level", str, "Info", "Agones log level")
     add(parser, "--prometheus-exporter", flags.go_bool, s.prometheus_exporter, "serve /metrics")
     add(parser, "--feature-gates", str, "", "feature gates, e.g. PlayerTracking=true")
+    add(
+        parser,
+        "--autoscaler-policy-modules",
+        str,
+        "",
+        "comma-separated modules that register in-process FleetAutoscaler policies (python:<name>)",
+    )
 
 
 def _check_resources(request: str, limit: str, name: str) -> list[str]:
@@ -156,7 +165,21 @@ def config_from_args(args: argparse.Namespace) -> tuple[ControllerConfig, list[s
     )
     game_server_sets = flags.settings_from_args(gameserversets.GameServerSetSettings, args)
     errors += _check_game_server_set_settings(game_server_sets)
-    return ControllerConfig(settings, ranges, sidecar, gates, game_server_sets), errors
+    modules = [m.strip() for m in args.autoscaler_policy_modules.split(",") if m.strip()]
+    errors += _import_policy_modules(modules)
+    config = ControllerConfig(settings, ranges, sidecar, gates, game_server_sets, modules)
+    return config, errors
+
+
+def _import_policy_modules(modules: list[str]) -> list[str]:
+    """Import the modules that register in-process policies; one error line per failure."""
+    errors = []
+    for module in modules:
+        try:
+            fleetautoscalers.REGISTRY.import_modules([module])
+        except Exception as err:  # a user module: report any failure as a configuration error
+            errors.append(f"could not import autoscaler policy module {module}: {err}")
+    return errors
 
 
 def _check_game_server_set_settings(s: gameserversets.GameServerSetSettings) -> list[str]:
@@ -238,19 +261,38 @@ def build_fleet_controller(context: Context, config: ControllerConfig) -> fleets
     return controller
 
 
+def build_fleet_autoscaler_controller(
+    context: Context, config: ControllerConfig, counter: PerNodeCounter
+) -> fleetautoscalers.Controller:
+    controller = fleetautoscalers.Controller(
+        context.client,
+        context.informer_factory,
+        context.event_broadcaster,
+        config.gates,
+        clock=context.clock,
+        logger=context.logger,
+        node_counts=counter.counts,
+    )
+    if config.settings.prometheus_exporter:
+        fleetautoscalers.FleetAutoscalerMetrics(context.informer_factory)
+    context.health.add_liveness_check("fleetautoscaler-workerqueue", controller.healthy)
+    return controller
+
+
 def build(context: Context, config: ControllerConfig) -> list[Runnable]:
     """Construct the controllers on a runner context; return what to run."""
     game_servers = build_game_server_controllers(context, config)
-    game_server_sets = build_game_server_set_controller(
-        context, config, game_servers.per_node_counter
-    )
-    return [game_servers.controller, game_server_sets, build_fleet_controller(context, config)]
+    counter = game_servers.per_node_counter
+    game_server_sets = build_game_server_set_controller(context, config, counter)
+    fleet_controller = build_fleet_controller(context, config)
+    autoscalers = build_fleet_autoscaler_controller(context, config, counter)
+    return [game_servers.controller, game_server_sets, fleet_controller, autoscalers]
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "controller",
-        help="run the GameServer, GameServerSet and Fleet controllers (Agones cmd/controller)",
+        help="run the GameServer, GameServerSet, Fleet and FleetAutoscaler controllers (Agones cmd/controller)",
     )
     add_flags(parser)
     parser.set_defaults(func=run)

@@ -27,6 +27,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "agones.cmd.sdkserver",
     "agones.cmd.ping",
     "agones.cmd.local",
+    "agones.cmd.simulate",
 )
 
 

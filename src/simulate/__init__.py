@@ -1,0 +1,1 @@
+"""`agones simulate`: replay allocation demand against the real controllers on virtual time."""
