@@ -12,7 +12,8 @@ and the peak RSS of this process (API server, webhooks, scheduler, kubelets, the
 With `--rounds R` the N GameServers are deleted after each round (waiting until they are gone) and
 created again, and each round reports the controller's RSS when all are Ready and after they are
 gone, how long after the last Ready the controller's Event writes went on, and how many events the
-controller dropped (its "event buffer full" log lines).
+controller dropped (its "event buffer full" log lines) up to then and while the GameServers were
+deleted.
 
     .venv/bin/python -m bench.bench_local_gameservers --game-servers 500
     .venv/bin/python -m bench.bench_local_gameservers --game-servers 1000 --rounds 3 --concurrency 200
@@ -98,6 +99,7 @@ async def one_round(
     timeout: float,
     round_: int,
     concurrency: int,
+    log: Path,
 ) -> dict[str, Any]:
     ready: dict[str, float] = {}
     all_ready = asyncio.Event()
@@ -132,6 +134,7 @@ async def one_round(
     assert stack.controller_proc is not None
     rss, hwm = rss_kib(stack.controller_proc.pid)
     events_lag = await events_settled(stack, done)
+    dropped_ready = dropped_events(log)
     await asyncio.gather(
         *(
             client.delete(GAME_SERVERS, f"gs-{round_}-{i}", namespace="default")
@@ -151,6 +154,8 @@ async def one_round(
         "hwm": max(hwm, gone_hwm),
         "gone_rss": gone_rss,
         "events_lag": events_lag,
+        "dropped_ready": dropped_ready,
+        "dropped_gone": dropped_events(log),
     }
 
 
@@ -197,12 +202,17 @@ async def run(
         async with RESTClient(config) as client:
             await asyncio.sleep(2.0)  # let the controller start and sync its caches
             for round_ in range(rounds):
-                result = await one_round(stack, client, count, timeout, round_, concurrency)
+                log = logs / "controller.log"
+                dropped = dropped_events(log)
+                result = await one_round(stack, client, count, timeout, round_, concurrency, log)
                 results.append(summary(count, nodes, result))
-                print(f"round {round_ + 1}: {results[-1]}", file=sys.stderr)
-                results[-1]["controller_events_dropped_so_far"] = dropped_events(
-                    logs / "controller.log"
+                results[-1]["controller_events_dropped_to_ready"] = (
+                    result["dropped_ready"] - dropped
                 )
+                results[-1]["controller_events_dropped_in_deletion"] = (
+                    result["dropped_gone"] - result["dropped_ready"]
+                )
+                print(f"round {round_ + 1}: {results[-1]}", file=sys.stderr)
     finally:
         await stack.stop()
     final = dict(results[-1]) if rounds == 1 else {"rounds": results}

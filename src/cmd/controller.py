@@ -49,49 +49,10 @@ class ControllerConfig:
     """The GameServerSet controller's batch and parallelism limits."""
 
 
-def _add_game_server_set_flags(parser: argparse.ArgumentParser) -> None:
-    gss, add = gameserversets.GameServerSetSettings(), flags.add
-    add(
-        parser,
-        "--max-creation-parallelism",
-        int,
-        gss.max_creation_parallelism,
-        "Maximum number of parallelizing creation calls in GSS controller",
-    )
-    add(
-        parser,
-        "--max-game-server-creations-per-batch",
-        int,
-        gss.max_game_server_creations_per_batch,
-        "Maximum number of GameServer creation calls per batch",
-    )
-    add(
-        parser,
-        "--max-deletion-parallelism",
-        int,
-        gss.max_deletion_parallelism,
-        "Maximum number of parallelizing deletion calls in GSS",
-    )
-    add(
-        parser,
-        "--max-game-server-deletions-per-batch",
-        int,
-        gss.max_game_server_deletions_per_batch,
-        "Maximum number of GameServer deletion calls per batch",
-    )
-    add(
-        parser,
-        "--max-pod-pending-count",
-        int,
-        gss.max_pod_pending_count,
-        "Maximum number of pending pods per game server set",
-    )
-
-
 def add_flags(parser: argparse.ArgumentParser) -> None:
     s, car = ControllerSettings(), SidecarConfig()
     add = flags.add
-    _add_game_server_set_flags(parser)
+    flags.bind_settings(parser, gameserversets.GameServerSetSettings)
     add(parser, "--min-port", int, 0, "Required. The minimum port a GameServer can be allocated")
     add(parser, "--max-port", int, 0, "Required. The maximum port a GameServer can be allocated")
     add(parser, "--additional-port-ranges", str, "", 'named port ranges: {"game": [5000, 6000]}')
@@ -193,13 +154,7 @@ def config_from_args(args: argparse.Namespace) -> tuple[ControllerConfig, list[s
         sdk_service_account=args.sdk_service_account,
         requests_rate_limit=args.sidecar_requests_rate_limit,
     )
-    game_server_sets = gameserversets.GameServerSetSettings(
-        max_creation_parallelism=args.max_creation_parallelism,
-        max_game_server_creations_per_batch=args.max_game_server_creations_per_batch,
-        max_deletion_parallelism=args.max_deletion_parallelism,
-        max_game_server_deletions_per_batch=args.max_game_server_deletions_per_batch,
-        max_pod_pending_count=args.max_pod_pending_count,
-    )
+    game_server_sets = flags.settings_from_args(gameserversets.GameServerSetSettings, args)
     errors += _check_game_server_set_settings(game_server_sets)
     return ControllerConfig(settings, ranges, sidecar, gates, game_server_sets), errors
 

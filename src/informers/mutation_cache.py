@@ -12,6 +12,7 @@ Guarantees, as client-go's:
   (its resourceVersion is equal or newer), the remembered object is dropped;
 * a remembered object is kept for at most `ttl` seconds (on the injected clock) and at most
   `max_entries` of them (least recently used first out): it is a "nice to have", never the truth;
+  expired entries are dropped on the next write, even when no one reads them again;
 * a key absent from the backing cache reads as absent unless `include_adds` is set, because "not
   seen created yet" and "deleted after the create" cannot be told apart; with `include_adds`,
   callers must tolerate an entry outliving its object by up to `ttl`;
@@ -99,9 +100,21 @@ class MutationCache:
         return obj
 
     def _remember(self, key: str, obj: Any) -> None:
-        self._mutations[key] = (self.clock.monotonic() + self.ttl, obj)
+        now = self.clock.monotonic()
+        self._mutations[key] = (now + self.ttl, obj)
         self._mutations.move_to_end(key)
+        self._gc(now)
         while len(self._mutations) > self.max_entries:
+            self._mutations.popitem(last=False)
+
+    def _gc(self, now: float) -> None:
+        """Drop expired entries from the least recently used end (apimachinery's
+        `LRUExpireCache.gc` on Add), so entries no one reads again (objects deleted meanwhile) do
+        not stay until `max_entries` pushes them out."""
+        while self._mutations:
+            expiry, _ = next(iter(self._mutations.values()))
+            if expiry > now:
+                return
             self._mutations.popitem(last=False)
 
     # -- reads ---------------------------------------------------------------------------------

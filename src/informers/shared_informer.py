@@ -322,6 +322,17 @@ class SharedIndexInformer:
             listener.add(notification)
 
 
+def ensure_transform(informer: SharedIndexInformer, transform: TransformFunc) -> None:
+    """Give a shared informer `transform` unless it has it already (every registrant of a shared
+    informer asks for the same one); a different transform already set is a coder error."""
+    current = informer.fifo.transform
+    if current is transform:
+        return
+    if current is not None:
+        raise RuntimeError(f"informer {informer.name} already has another transform")
+    informer.set_transform(transform)
+
+
 def _clamp_resync(period: float) -> float:
     if period <= 0:
         return 0.0

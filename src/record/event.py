@@ -1,8 +1,11 @@
 """Event recording (client-go `tools/record/event.go` + `events_cache.go`).
 
-`recorder.event(obj, type, reason, message)` never blocks and never fails the caller: the event goes
-to a bounded buffer (1,000, dropped with a log line when full) that `EventBroadcaster.run()` writes
-to the API as core/v1 Events. Like client-go's correlator:
+`recorder.event(obj, type, reason, message)` never blocks and never fails the caller: the event
+(with a reference to the object taken at once — the object itself is not kept) goes to a bounded
+buffer (1,000, dropped with a log line when full) that `EventBroadcaster.run()` writes to the API
+as core/v1 Events, with up to `writers` (64) writes in flight: events about one object (per source)
+are written one after the other, in the order recorded, so the correlation below sees them in
+order; events about different objects do not wait for each other. Like client-go's correlator:
 * an exact repeat (same source, object, type, reason, message) within the cache is folded into the
   existing Event: `count` + 1 and a new `lastTimestamp`, written as a strategic-merge patch (a new
   Event is created if the old one has expired away);
@@ -23,7 +26,7 @@ import asyncio
 import enum
 import random
 import socket
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -56,6 +59,7 @@ SPAM_QPS = 1.0 / 300.0
 AGGREGATE_PREFIX = "(combined from similar events): "
 MAX_TRIES_PER_EVENT = 12
 RETRY_SLEEP = 10.0
+WRITERS = 64
 
 
 class EventType(enum.StrEnum):
@@ -92,7 +96,7 @@ class _Seen:
 
 @dataclass
 class _Pending:
-    obj: Any
+    involved: dict[str, str]
     type: str
     reason: str
     message: str
@@ -110,11 +114,15 @@ class EventBroadcaster:
         *,
         clock: Clock | None = None,
         rand: Callable[[], float] = random.random,
+        writers: int = WRITERS,
     ) -> None:
         self.client = client
         self.clock = clock or RealClock()
         self._rand = rand
+        self.writers = max(1, writers)
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(MAX_QUEUED_EVENTS)
+        # source key -> events about that object taken off the queue while one of it is written
+        self._writing: dict[tuple[str, ...], deque[_Pending]] = {}
         self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
         self._similar: OrderedDict[tuple[str, ...], tuple[float, set[str]]] = OrderedDict()
         self._spam: OrderedDict[tuple[str, ...], Limiter] = OrderedDict()
@@ -133,17 +141,33 @@ class EventBroadcaster:
             self.log.warning("event buffer full, dropping event", reason=pending.reason)
 
     async def run(self) -> None:
-        """Write buffered events until cancelled."""
+        """Write buffered events until cancelled, `writers` at a time."""
+        await asyncio.gather(*(self._writer() for _ in range(self.writers)))
+
+    async def _writer(self) -> None:
         while True:
             pending = await self._queue.get()
+            key = _source_key(pending)
+            waiting = self._writing.get(key)
+            if waiting is not None:
+                waiting.append(pending)  # the writer of this object writes it next, in order
+                continue
+            waiting = self._writing[key] = deque([pending])
             try:
-                await self._record(pending)
-            except asyncio.CancelledError:
-                raise
-            except Exception as err:
-                self.log.warning("unable to write event", reason=pending.reason, error=str(err))
+                while waiting:
+                    await self._record_one(waiting[0])
+                    waiting.popleft()
+                    self._queue.task_done()
             finally:
-                self._queue.task_done()
+                del self._writing[key]
+
+    async def _record_one(self, pending: _Pending) -> None:
+        try:
+            await self._record(pending)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self.log.warning("unable to write event", reason=pending.reason, error=str(err))
 
     async def flush(self) -> None:
         """Wait until every buffered event has been written (or failed)."""
@@ -158,23 +182,9 @@ class EventBroadcaster:
         while len(cache) > LRU_CACHE_SIZE:
             cache.popitem(last=False)
 
-    def _involved(self, obj: Any) -> dict[str, str]:
-        return {
-            "kind": get_kind(obj),
-            "namespace": get_namespace(obj),
-            "name": get_name(obj),
-            "uid": get_uid(obj),
-            "apiVersion": get_api_version(obj),
-            "resourceVersion": get_resource_version(obj),
-        }
-
     async def _record(self, p: _Pending) -> None:
-        involved = self._involved(p.obj)
-        source_key = (
-            p.component,
-            p.host,
-            *(involved[k] for k in ("kind", "namespace", "name", "uid", "apiVersion")),
-        )
+        involved = p.involved
+        source_key = _source_key(p)
         # Spam filter per source + object.
         limiter = self._spam.get(source_key)
         if limiter is None:
@@ -252,6 +262,28 @@ class EventBroadcaster:
         self.written += 1
 
 
+def involved_object(obj: Any) -> dict[str, str]:
+    """The ObjectReference an event is about (client-go `ref.GetReference`)."""
+    return {
+        "kind": get_kind(obj),
+        "namespace": get_namespace(obj),
+        "name": get_name(obj),
+        "uid": get_uid(obj),
+        "apiVersion": get_api_version(obj),
+        "resourceVersion": get_resource_version(obj),
+    }
+
+
+def _source_key(p: _Pending) -> tuple[str, ...]:
+    """The correlator's source + object key (events about one object are written in order)."""
+    involved = p.involved
+    return (
+        p.component,
+        p.host,
+        *(involved[k] for k in ("kind", "namespace", "name", "uid", "apiVersion")),
+    )
+
+
 def _seconds(micro: str | None) -> str | None:
     """Event timestamps are metav1.Time: second precision."""
     return None if micro is None else micro[:19] + "Z"
@@ -274,7 +306,7 @@ class EventRecorder:
             return
         self._broadcaster._enqueue(
             _Pending(
-                obj,
+                involved_object(obj),
                 str(event_type),
                 reason,
                 message,

@@ -235,9 +235,14 @@ class Controller:
     # -- the sync ----------------------------------------------------------------------------------
 
     async def _update(self, gs: GameServer) -> GameServer:
-        """Write `gs` (our copy); remember the result so a stale cache read is bypassed."""
+        """Write `gs` (our copy); remember the result so a stale cache read is bypassed — unless
+        the write removed the last finalizer of a GameServer being deleted: then it is gone, and
+        its delete event may already have been handled, so nothing would ever forget it."""
         stored = await informers.update_game_server(self.client, gs)
-        self.game_server_cache.mutation(stored)
+        if stored.meta.is_being_deleted() and not stored.meta.finalizers:
+            self.game_server_cache.forget(f"{stored.meta.get_namespace()}/{stored.meta.get_name()}")
+        else:
+            self.game_server_cache.mutation(stored)
         return stored
 
     async def sync_game_server(self, key: str) -> None:

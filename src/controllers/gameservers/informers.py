@@ -21,9 +21,9 @@ import msgspec
 from ...apis.agones.v1.gameserver import GAME_SERVER_LABEL_ROLE, ROLE_LABEL, GameServer
 from ...client.rest import PatchType, Resource
 from ...informers import GenericInformer, SharedInformerFactory, StructDecoder
+from ...informers.shared_informer import ensure_transform
 from ...informers.transform import (
     TransformFunc,
-    ensure_transform,
     transform_strip_managed_fields,
 )
 from .gameservers import GAME_SERVERS, NODES, PODS

@@ -67,20 +67,19 @@ T = TypeVar("T")
 
 @dataclass
 class GameServerSetSettings:
-    """The GameServerSet controller's limits (Agones' controller flags and their defaults)."""
+    """The GameServerSet controller's limits: Agones' controller flags of the same names
+    (`--max-creation-parallelism` …) and their defaults."""
 
     max_creation_parallelism: int = 16
-    """GameServers created at once (--max-creation-parallelism)."""
+    """GameServers created at once."""
     max_game_server_creations_per_batch: int = 64
-    """GameServers created per sync; more is left to an immediate re-sync
-    (--max-game-server-creations-per-batch)."""
+    """GameServers created per sync; more is left to an immediate re-sync."""
     max_deletion_parallelism: int = 64
-    """GameServers moved to Shutdown at once (--max-deletion-parallelism)."""
+    """GameServers moved to Shutdown at once."""
     max_game_server_deletions_per_batch: int = 64
-    """GameServers deleted per sync (--max-game-server-deletions-per-batch)."""
+    """GameServers deleted per sync."""
     max_pod_pending_count: int = 5000
-    """GameServers of one set that may wait for a running pod before no more are created
-    (--max-pod-pending-count)."""
+    """GameServers of one set that may wait for a running pod before no more are created."""
 
 
 class ReconciliationAction(NamedTuple):
@@ -294,6 +293,9 @@ class Controller:
         gss = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if isinstance(gss, GameServerSet):
             self.state_cache.delete_game_server_set(gss)
+            meta = gss.metadata if gss.metadata is not UNSET else None
+            if meta is not None:
+                self.game_server_set_cache.forget(f"{meta.get_namespace()}/{meta.get_name()}")
 
     def _on_game_server_update(self, old: GameServer, new: GameServer) -> None:
         if new.metadata is UNSET or not new.meta.is_being_deleted():

@@ -31,7 +31,8 @@ from ...client.informers.externalversions.agones.v1.gameserverset import GameSer
 from ...featuregates import Feature, FeatureGates
 from ...informers import SharedIndexInformer, SharedInformerFactory
 from ...informers.mutation_cache import MutationCache
-from ...informers.transform import ensure_transform, transform_strip_managed_fields
+from ...informers.shared_informer import ensure_transform
+from ...informers.transform import transform_strip_managed_fields
 from ..gameservers import NodeCount
 
 

@@ -156,3 +156,23 @@ def test_an_informer_shares_one_mutation_cache() -> None:
     informer = SharedIndexInformer(lister_watcher=None, clock=FakeClock())  # type: ignore[arg-type]
     assert informer.mutation_cache() is informer.mutation_cache()
     assert informer.mutation_cache().backing is informer.indexer
+
+
+def test_expired_entries_nobody_reads_are_dropped_on_the_next_write() -> None:
+    cache, _, clock = make(ttl=60)
+    for i in range(5):
+        cache.mutation(obj(f"gone-{i}", "9"))  # e.g. objects deleted right after the write
+    assert len(cache) == 5
+    clock.step(61)
+    cache.mutation(obj("fresh", "3"))
+    assert len(cache) == 1
+
+
+def test_unexpired_entries_survive_the_cleanup() -> None:
+    cache, _, clock = make(ttl=60)
+    cache.mutation(obj("old", "9"))
+    clock.step(30)
+    cache.mutation(obj("young", "9"))
+    clock.step(31)
+    cache.mutation(obj("fresh", "9"))
+    assert len(cache) == 2  # old expired; young has 29 s left

@@ -175,3 +175,89 @@ async def test_unreachable_server_is_retried_and_a_rejection_is_not() -> None:
     assert client.attempts == 4 and len(client.created) == 1, "a rejection is not retried"
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+
+
+class GatedEvents(FakeEvents):
+    """Creates wait on a gate, so a test can see how many are in flight at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def create(
+        self, res: Resource, body: Any, namespace: str | None = None
+    ) -> dict[str, Any]:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await self.gate.wait()
+            return await super().create(res, body, namespace)
+        finally:
+            self.in_flight -= 1
+
+
+def named(name: str) -> dict[str, Any]:
+    return {**GS, "metadata": {**GS["metadata"], "name": name, "uid": f"u-{name}"}}
+
+
+async def test_writes_about_different_objects_overlap_up_to_the_writers() -> None:
+    client = GatedEvents()
+    broadcaster = EventBroadcaster(client, clock=FakeClock(1_700_000_000.0), writers=4)
+    task = asyncio.create_task(broadcaster.run())
+    recorder = broadcaster.new_recorder("c", "h")
+    for i in range(10):
+        recorder.event(named(f"g{i}"), "Normal", "Ready", "ready")
+
+    async def four_in_flight() -> None:
+        while client.in_flight < 4:
+            await asyncio.sleep(0)
+
+    await asyncio.wait_for(four_in_flight(), 1)
+    client.gate.set()
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert client.most_in_flight == 4
+    assert len(client.created) == 10
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_events_about_one_object_are_written_in_order_one_at_a_time() -> None:
+    client = GatedEvents()
+    broadcaster = EventBroadcaster(client, clock=FakeClock(1_700_000_000.0), writers=4)
+    task = asyncio.create_task(broadcaster.run())
+    recorder = broadcaster.new_recorder("c", "h")
+    reasons = ["PortAllocation", "Creating", "Scheduled", "Ready"]
+    for reason in reasons:
+        recorder.event(GS, "Normal", reason, reason.lower())
+
+    async def all_taken() -> None:
+        while client.in_flight < 1 or broadcaster._queue.qsize():
+            await asyncio.sleep(0)
+
+    await asyncio.wait_for(all_taken(), 1)
+    # Every event is off the queue; three wait behind the one being written.
+    (parked,) = broadcaster._writing.values()
+    assert len(parked) == 4
+    assert client.in_flight == 1
+    client.gate.set()
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert [e["reason"] for e in client.created] == reasons
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def test_a_pending_event_keeps_a_reference_not_the_object() -> None:
+    broadcaster = EventBroadcaster(FakeEvents(), clock=FakeClock())
+    big = {**GS, "spec": {"template": "x" * 10_000}}
+    broadcaster.new_recorder("c", "h").event(big, "Normal", "Ready", "ready")
+    pending = broadcaster._queue.get_nowait()
+    assert pending.involved == {
+        "kind": "GameServer",
+        "namespace": "default",
+        "name": "gs-1",
+        "uid": "u-1",
+        "apiVersion": "agones.dev/v1",
+        "resourceVersion": "7",
+    }

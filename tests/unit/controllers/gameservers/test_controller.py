@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
+from agones.apis.agones.v1.gameserver import GameServer
 from agones.clock import FakeClock
 from agones.featuregates import FeatureGates
 
@@ -56,6 +58,11 @@ async def test_dynamic_lifecycle_create_to_ready_to_deleted() -> None:
         await h.wait_gone("gameservers", "gs1")
         assert h.pod("gs1") is None
         assert h.allocator.allocators[0].taken_count() == 0
+        # The write that removed the finalizer deleted it: nothing of it stays remembered.
+        await h.api.wait_for(
+            lambda: h.controller.game_server_cache.get_by_key("default/gs1") is None
+        )
+        assert len(h.controller.game_server_cache) == 0
         await h.api.wait_for(lambda: len(h.event_reasons("gs1")) >= 6)
         reasons = h.event_reasons("gs1")
         assert reasons[:5] == [
@@ -243,6 +250,11 @@ async def test_kubectl_delete_removes_pod_then_finalizer() -> None:
         await h.wait_gone("gameservers", "gs1")
         assert h.pod("gs1") is None
         assert h.allocator.allocators[0].taken_count() == 0
+        # The write that removed the finalizer deleted it: nothing of it stays remembered.
+        await h.api.wait_for(
+            lambda: h.controller.game_server_cache.get_by_key("default/gs1") is None
+        )
+        assert len(h.controller.game_server_cache) == 0
 
 
 async def test_errored_at_uses_the_injected_clock() -> None:
@@ -289,3 +301,21 @@ async def test_transient_pod_create_error_retries_with_a_warning() -> None:
         await h.events.flush()
         assert ("Creating", "error creating Pod for GameServer gs1") in h.event_reasons("gs1")
         assert h.api.writes[("create", "pods")] == 2
+
+
+async def test_the_write_that_finishes_a_deletion_is_not_remembered() -> None:
+    """Removing the last finalizer of a GameServer being deleted deletes it: its delete event may
+    come before the write returns, so remembering the write would keep it forever."""
+    async with running() as h:
+        from agones.controllers.gameservers.gameservers import deep_copy
+
+        await h.create(game_server("gs1"))
+        starting = await h.wait_state("gs1", "Starting")
+        gs = msgspec.convert(starting, GameServer)
+        h.controller.game_server_cache.mutation(gs)
+        assert len(h.controller.game_server_cache) == 1
+        done = deep_copy(gs)
+        done.meta.deletion_timestamp = "2026-01-01T00:00:00Z"
+        done.meta.finalizers = []
+        await h.controller._update(done)
+        assert len(h.controller.game_server_cache) == 0
