@@ -508,7 +508,13 @@ class CRDController:
             entry = self.registry.get(info, ns, name)
             current = to_scale(entry.obj)
             body = raw_body if method == "PUT" else _patched_scale(ctype, current, raw_body)
-            replicas = ((body or {}).get("spec") or {}).get("replicas")
+            if not isinstance(body, dict) or not all(
+                isinstance(body.get(part) or {}, dict) for part in ("spec", "metadata")
+            ):
+                raise errors.bad_request(
+                    "the body of the request could not be decoded: not a Scale object"
+                )
+            replicas = (body.get("spec") or {}).get("replicas")
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
                 raise errors.invalid(
                     "autoscaling",
@@ -521,7 +527,7 @@ class CRDController:
                     ],
                 )
             obj = msgspec.json.decode(_encode(entry.obj))
-            want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
+            want_rv = (body.get("metadata") or {}).get("resourceVersion")
             obj["metadata"]["resourceVersion"] = want_rv or entry.obj["metadata"]["resourceVersion"]
             cur: Any = obj
             steps = spec_path.lstrip(".").split(".")
@@ -543,7 +549,8 @@ class CRDController:
 def _names_resource_version(patch: Any) -> bool:
     """Whether a scale patch carries a resourceVersion precondition."""
     if isinstance(patch, dict):
-        return bool((patch.get("metadata") or {}).get("resourceVersion"))
+        metadata = patch.get("metadata")
+        return isinstance(metadata, dict) and bool(metadata.get("resourceVersion"))
     if isinstance(patch, list):
         return any(
             isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch
