@@ -20,7 +20,7 @@ for round in $(seq 1 "$rounds"); do
       > /dev/null 2> "$dir/err" &
     pid=$!
     for _ in $(seq 1 600); do [ -f "$dir/kubeconfig" ] && break; sleep 0.05; done
-    echo "== $side ($base_ref if base) round $round, load $(cut -d' ' -f1 /proc/loadavg)"
+    echo "== $side round $round (base: $base_ref), load $(cut -d' ' -f1 /proc/loadavg)"
     $py bench/bench_apiserver.py --kubeconfig "$dir/kubeconfig" | grep -E "_per_s|list_s"
     kill "$pid"; wait "$pid" 2>/dev/null || true
     $py bench/other_tree.py "$tree" bench/registry_cpu.py 2> /dev/null
