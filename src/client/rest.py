@@ -28,9 +28,9 @@ import msgspec
 
 from ..clock import Clock, RealClock
 from ..flowcontrol import TokenBucketRateLimiter
-from ..metrics.kubernetes_client import ClientMetrics
 from .config import Config
 from .errors import error_from_response
+from .metrics import ClientMetrics
 
 PatchType = Literal["json", "merge", "strategic", "apply"]
 

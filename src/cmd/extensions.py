@@ -28,6 +28,7 @@ from ..controller import HealthHandler
 from ..extensions.certs import load_or_generate, self_signed, server_ssl_context
 from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
+from ..httpserver import serve_app
 from ..logging import configure_logging
 from . import flags
 
@@ -134,12 +135,9 @@ class Extensions:
         app = web.Application()
         self.health.add_routes(app)
         app.router.add_get("/metrics", self._metrics)
-        self._http = web.AppRunner(app, access_log=None)
-        await self._http.setup()
-        site = web.TCPSite(self._http, self.settings.bind, self.settings.http_port)
-        await site.start()
-        sockets = getattr(site._server, "sockets", None) or []
-        self.http_port = sockets[0].getsockname()[1] if sockets else self.settings.http_port
+        self._http, self.http_port = await serve_app(
+            app, self.settings.bind, self.settings.http_port
+        )
 
     async def stop(self) -> None:
         self.stopping.set()

@@ -19,6 +19,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "agones.cmd.controller",
     "agones.cmd.extensions",
     "agones.cmd.sdkserver",
+    "agones.cmd.ping",
     "agones.cmd.local",
 )
 

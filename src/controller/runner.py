@@ -34,6 +34,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from ..client.rest import RESTClient
 from ..clock import Clock, RealClock
+from ..httpserver import serve_app
 from ..informers import SharedInformerFactory
 from ..leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaseLock, new_leader_elector
 from ..metrics import kubernetes_client
@@ -108,7 +109,6 @@ class ControllerRunner:
         self.leading = False
         self.synced = False
         self._stop = asyncio.Event()
-        self._site: web.TCPSite | None = None
         self._runner: web.AppRunner | None = None
 
     def stop(self) -> None:
@@ -133,13 +133,9 @@ class ControllerRunner:
         self.health.add_routes(app)
         if self.settings.prometheus_exporter:
             app.router.add_get("/metrics", self._metrics)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        self._site = web.TCPSite(self._runner, self.settings.http_host, self.settings.http_port)
-        await self._site.start()
-        server = self._site._server
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else self.settings.http_port
+        self._runner, self.port = await serve_app(
+            app, self.settings.http_host, self.settings.http_port
+        )
         self.log.info("serving health and metrics", port=self.port)
 
     # -- the flow ---------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from aiohttp import web
 from prometheus_client import REGISTRY, CollectorRegistry, Counter
 
 from ..featuregates import FeatureGates
+from ..httpserver import serve_app
 from .webhooks import ReviewError, review
 
 _COUNTERS: dict[int, Counter] = {}
@@ -72,12 +73,9 @@ class WebhookServer:
         return web.json_response(answer)
 
     async def start(self, host: str = "0.0.0.0", port: int = 8081) -> None:
-        self._runner = web.AppRunner(self.app(), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, ssl_context=self.ssl_context)
-        await site.start()
-        sockets = getattr(site._server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else port
+        self._runner, self.port = await serve_app(
+            self.app(), host, port, ssl_context=self.ssl_context
+        )
         self.log.info(
             "serving admission webhooks", port=self.port, tls=self.ssl_context is not None
         )

@@ -33,7 +33,7 @@ import msgspec
 from ..apis.field import FieldError, aggregate_message
 from ..apis.scheme import DecodeError, Kind, Scheme, UnknownKindError, load
 from ..featuregates import Feature, FeatureGates
-from .jsonpatch import create_patch
+from ..jsonpatch import diff
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 PASSTHROUGH_PORT_ASSIGNMENT_ANNOTATION = "agones.dev/container-passthrough-port-assignment"
@@ -155,7 +155,7 @@ def _mutate_pod(uid: str, pod: Any) -> dict[str, Any]:
                 "", "Pod", "", f"could not unmarshal annotation {assignment!r}: {err}"
             ),
         )
-    return _patched(uid, create_patch(pod, new))
+    return _patched(uid, diff(pod, new))
 
 
 def _decode(scheme: Scheme, kind: Kind[Any], raw: Any) -> Any:
@@ -169,7 +169,7 @@ def _mutate(scheme: Scheme, kind: Kind[Any], uid: str, raw: Any, gates: FeatureG
         return _response(uid)  # fall through: the schema validation reports it better
     before = scheme.encode(obj)
     scheme.apply_defaults(obj, gates)
-    return _patched(uid, create_patch(before, scheme.encode(obj)))
+    return _patched(uid, diff(before, scheme.encode(obj)))
 
 
 def _validate(

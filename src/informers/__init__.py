@@ -4,6 +4,7 @@ from .factory import GenericInformer, SharedInformerFactory
 from .index import NAMESPACE_INDEX, Indexers, meta_namespace_index_func
 from .lister import GenericLister, GenericNamespaceLister
 from .listwatch import ListResult, ListWatch, RawDecoder, StructDecoder, WatchEvent
+from .mutation_cache import MutationCache
 from .reflector import Reflector
 from .shared_informer import ResourceEventHandler, ResourceEventHandlerFuncs, SharedIndexInformer
 from .store import (
@@ -28,6 +29,7 @@ __all__ = [
     "Indexers",
     "ListResult",
     "ListWatch",
+    "MutationCache",
     "RawDecoder",
     "RealFIFO",
     "Reflector",

@@ -33,9 +33,9 @@ from ..client.errors import (
     TooManyRequestsError,
     error_from_status,
 )
+from ..client.metrics import ClientMetrics
 from ..clock import Clock, RealClock
 from ..flowcontrol import ExponentialBackoffManager
-from ..metrics.kubernetes_client import ClientMetrics
 from .listwatch import ListerWatcher
 from .meta import get_resource_version
 

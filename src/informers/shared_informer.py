@@ -33,6 +33,7 @@ from ..clock import Clock, RealClock
 from .index import NAMESPACE_INDEX, IndexError_, Indexers, meta_namespace_index_func
 from .listwatch import ListerWatcher
 from .meta import get_resource_version
+from .mutation_cache import MutationCache
 from .mutation_detector import MutationDetector
 from .reflector import Reflector
 from .store import meta_namespace_key
@@ -40,6 +41,9 @@ from .the_real_fifo import Delta, DeltaType, RealFIFO
 from .thread_safe_store import Indexer
 
 MINIMUM_RESYNC_PERIOD = 1.0
+
+SHARED_MUTATION_CACHE_ENTRIES = 10_000
+"""Writes an informer's shared MutationCache remembers: a fleet's burst of writes fits in it."""
 
 
 class ResourceEventHandler(Protocol):
@@ -174,6 +178,7 @@ class SharedIndexInformer:
         self._started = False
         self._stopped = False
         self.mutation_detector = MutationDetector(name, detect_mutations)
+        self._mutation_cache: MutationCache | None = None
 
     # -- registration --------------------------------------------------------------------------
 
@@ -216,6 +221,15 @@ class SharedIndexInformer:
         return self.indexer
 
     get_indexer = get_store
+
+    def mutation_cache(self) -> MutationCache:
+        """The one MutationCache over this informer's cache, shared by every writer that reads it
+        (so a sub-controller sees the write of its parent controller, and the other way round)."""
+        if self._mutation_cache is None:
+            self._mutation_cache = MutationCache(
+                self.indexer, max_entries=SHARED_MUTATION_CACHE_ENTRIES, clock=self.clock
+            )
+        return self._mutation_cache
 
     def has_synced(self) -> bool:
         return self.fifo.has_synced()

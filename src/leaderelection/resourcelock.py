@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from ..apis.meta.objectmeta import format_micro_time, parse_micro_time
 from ..client.rest import Resource
 
 LEASES = Resource("coordination.k8s.io", "v1", "leases", kind="Lease")
@@ -30,18 +30,6 @@ class LeaderElectionRecord:
 
     def raw(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()
-
-
-def format_micro_time(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_micro_time(value: str | None) -> float | None:
-    if not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
 def lease_spec_to_record(spec: dict[str, Any]) -> LeaderElectionRecord:

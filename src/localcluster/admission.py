@@ -22,8 +22,9 @@ from typing import Any
 import aiohttp
 import msgspec
 
+from ..jsonpatch import PatchError
+from ..jsonpatch import apply_patch as apply_json_patch
 from . import errors
-from .patch import PatchError, apply_json_patch
 from .resources import ResourceInfo
 from .selectors import labels_match, selector_from_label_selector
 from .services import ServiceUnresolvable, resolve_service

@@ -14,18 +14,17 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..apis import field
+from ..jsonpatch import PatchError
 from . import errors, meta
 from .decoding import cannot_handle
-from .patch import PRIMITIVE_MERGE, PatchError, PatchMeta, apply_strategic_merge_patch
+from .patch import PRIMITIVE_MERGE, PatchMeta, apply_strategic_merge_patch
+from .registryops import RegistryOps
 from .resources import ResourceInfo
 from .schema import shape_error
 from .store import Entry
-
-if TYPE_CHECKING:
-    from .registry import Registry
 
 # Attempts at a write that keeps losing races with concurrent writers (patch, apply).
 PATCH_RETRIES = 5
@@ -311,7 +310,7 @@ def check_apply_identity(info: ResourceInfo, config: Obj) -> None:
 
 
 async def apply_request(
-    reg: Registry,
+    reg: RegistryOps,
     info: ResourceInfo,
     ns: str,
     name: str,

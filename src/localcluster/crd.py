@@ -466,7 +466,9 @@ class CRDController:
     async def scale(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
     ) -> web.StreamResponse:
-        from .patch import PatchError, apply_json_patch, apply_merge_patch
+        from ..jsonpatch import PatchError
+        from ..jsonpatch import apply_patch as apply_json_patch
+        from .patch import apply_merge_patch
         from .table import jsonpath
 
         paths = info.custom.scale or {}

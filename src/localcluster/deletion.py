@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import errors, meta
+from .registryops import RegistryOps
 from .resources import ResourceInfo
 from .selectors import FieldSelector, LabelSelector
 from .store import Entry
-
-if TYPE_CHECKING:
-    from .registry import Registry
 
 Obj = dict[str, Any]
 
@@ -33,7 +31,12 @@ class DeleteOptions:
 
 
 async def delete(
-    reg: Registry, info: ResourceInfo, ns: str, name: str, opts: DeleteOptions, system: bool = False
+    reg: RegistryOps,
+    info: ResourceInfo,
+    ns: str,
+    name: str,
+    opts: DeleteOptions,
+    system: bool = False,
 ) -> tuple[Entry, bool]:
     """Delete or start deleting; returns (object, whether it is gone now).
 
@@ -111,7 +114,7 @@ async def delete(
     return reg.remove(info, current), True
 
 
-def _pod_grace_period(reg: Registry, info: ResourceInfo, pod: Obj, opts: DeleteOptions) -> int:
+def _pod_grace_period(reg: RegistryOps, info: ResourceInfo, pod: Obj, opts: DeleteOptions) -> int:
     """The graceful-deletion period of a pod, as the pod strategy computes it (0: delete now).
 
     Only with `graceful_pod_deletion`, since only a kubelet ends a graceful deletion.
@@ -130,7 +133,7 @@ def _pod_grace_period(reg: Registry, info: ResourceInfo, pod: Obj, opts: DeleteO
 
 
 async def delete_collection(
-    reg: Registry,
+    reg: RegistryOps,
     info: ResourceInfo,
     ns: str,
     labels: LabelSelector,

@@ -35,7 +35,6 @@ import signal
 import socket
 import sys
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from ..client.rest import RESTClient
 from ..client.versioned.resources import PODS
 from ..featuregates import FeatureGates
 from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
+from .meta import now_rfc3339
 from .netns import PodNetwork, die_with_parent, netns_supported
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 
@@ -63,10 +63,6 @@ IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str]]] = [
     ),
     (re.compile(r"(^|/)agones-sdk(:|@|$)"), [sys.executable, "-m", "agones", "sdkserver"]),
 ]
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def program_for(container: dict[str, Any]) -> list[str] | None:
@@ -207,7 +203,7 @@ class PodRunner:
             statuses = [c.status() for c in self.containers if c.name not in init_names]
             init_statuses = [c.status() for c in self.containers if c.name in init_names]
             if self.sim is not None:
-                stamp = {"running": {"startedAt": now()}}
+                stamp = {"running": {"startedAt": now_rfc3339()}}
 
                 def simulated(c: dict[str, Any]) -> dict[str, Any]:
                     return {
@@ -223,7 +219,7 @@ class PodRunner:
                 statuses = [simulated(c) for c in spec.get("containers") or []]
                 init_statuses = [simulated(c) for c in spec.get("initContainers") or []]
             ready = all(s["ready"] for s in statuses) and self._phase == "Running"
-            t = now()
+            t = now_rfc3339()
             self._start_time = self._start_time or t
             conditions = []
             for kind, value in (
@@ -286,7 +282,7 @@ class PodRunner:
                     "exitCode": 128,
                     "reason": "StartError",
                     "message": str(err),
-                    "finishedAt": now(),
+                    "finishedAt": now_rfc3339(),
                 }
             await self.write_status()
 
@@ -424,7 +420,7 @@ class PodRunner:
         finally:
             if out is not asyncio.subprocess.DEVNULL:
                 out.close()
-        container.started_at = now()
+        container.started_at = now_rfc3339()
         container.terminated = None
         self.kubelet.processes.add(container.proc.pid)
 
@@ -442,7 +438,7 @@ class PodRunner:
                 "exitCode": code if code >= 0 else 128 - code,
                 "reason": "Completed" if code == 0 else "Error",
                 "startedAt": container.started_at,
-                "finishedAt": now(),
+                "finishedAt": now_rfc3339(),
             }
             if code < 0:
                 finished["signal"] = -code

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..apis import field
 from ..apis.field import FieldError
+from ..apis.meta.objectmeta import format_time
 
 _DNS1123_SUBDOMAIN = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -30,17 +31,18 @@ _last_stamp: tuple[int, str] = (-1, "")
 
 
 def now_rfc3339() -> str:
-    """The current time at second precision, as metav1.Time is written; formatted once a
-    second (every write stamps creationTimestamp or managedFields, and strftime is not cheap)."""
+    """Now as `metav1.Time` on the wire (what every timestamp the local cluster writes uses),
+    formatted once a second (every write stamps creationTimestamp or managedFields, and
+    formatting is not cheap)."""
     global _last_stamp
     second = int(time.time())
     if _last_stamp[0] != second:
-        _last_stamp = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+        _last_stamp = (second, format_time(datetime.fromtimestamp(second, UTC)))
     return _last_stamp[1]
 
 
 def rfc3339_after(seconds: int) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(datetime.now(UTC) + timedelta(seconds=seconds))
 
 
 def new_uid() -> str:

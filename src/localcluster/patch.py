@@ -1,5 +1,5 @@
-"""The three patch formats of kube-apiserver: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and
-strategic merge patch.
+"""Two of kube-apiserver's three patch formats: JSON merge patch (RFC 7386) and strategic merge
+patch (the third, RFC 6902 JSON patch, is `agones.jsonpatch`, shared with the SDK server and webhooks).
 
 All functions are pure: they return a new document and never modify their inputs. Failures raise
 `PatchError` (the handler answers 422, or 400 for an undecodable patch). Strategic merge needs the
@@ -13,137 +13,10 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from ..jsonpatch import PatchError
+
 PRIMITIVE_MERGE = ""
 PatchMeta = Mapping[tuple[str, ...], str]
-
-
-class PatchError(Exception):
-    pass
-
-
-# --- JSON patch ---
-
-
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise PatchError(f"JSON pointer must start with '/': {path!r}")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
-
-
-def _index(container: list[Any], token: str, allow_end: bool) -> int:
-    if token == "-" and allow_end:
-        return len(container)
-    if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
-        raise PatchError(f"invalid array index: {token!r}")
-    i = int(token)
-    if i > len(container) or (i == len(container) and not allow_end):
-        raise PatchError(f"array index out of bounds: {i}")
-    return i
-
-
-def _parent(doc: Any, tokens: list[str], path: str) -> Any:
-    cur = doc
-    for tok in tokens[:-1]:
-        if isinstance(cur, dict):
-            if tok not in cur:
-                raise PatchError(f"doc is missing path: {path!r}")
-            cur = cur[tok]
-        elif isinstance(cur, list):
-            cur = cur[_index(cur, tok, False)]
-        else:
-            raise PatchError(f"doc is missing path: {path!r}")
-    return cur
-
-
-def _get(doc: Any, path: str) -> Any:
-    tokens = _pointer(path)
-    if not tokens:
-        return doc
-    parent = _parent(doc, tokens, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise PatchError(f"doc is missing path: {path!r}")
-        return parent[last]
-    if isinstance(parent, list):
-        return parent[_index(parent, last, False)]
-    raise PatchError(f"doc is missing path: {path!r}")
-
-
-def _add(doc: Any, path: str, value: Any) -> Any:
-    tokens = _pointer(path)
-    if not tokens:
-        return value
-    parent = _parent(doc, tokens, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        parent[last] = value
-    elif isinstance(parent, list):
-        parent.insert(_index(parent, last, True), value)
-    else:
-        raise PatchError(f"doc is missing path: {path!r}")
-    return doc
-
-
-def _remove(doc: Any, path: str) -> tuple[Any, Any]:
-    tokens = _pointer(path)
-    if not tokens:
-        raise PatchError("cannot remove the whole document")
-    parent = _parent(doc, tokens, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise PatchError(f"Unable to remove nonexistent key: {last}: missing value")
-        return doc, parent.pop(last)
-    if isinstance(parent, list):
-        return doc, parent.pop(_index(parent, last, False))
-    raise PatchError(f"doc is missing path: {path!r}")
-
-
-def apply_json_patch(doc: Any, ops: Any) -> Any:
-    """Apply an RFC 6902 operation list; a failed `test` raises PatchError."""
-    if not isinstance(ops, list):
-        raise PatchError("json patch must be a list of operations")
-    doc = copy.deepcopy(doc)
-    for op in ops:
-        if not isinstance(op, dict) or "op" not in op:
-            raise PatchError("invalid JSON patch operation: missing 'op'")
-        kind, path = op["op"], op.get("path")
-        if not isinstance(path, str):
-            raise PatchError(f"operation {kind!r} is missing 'path'")
-        if kind in ("add", "replace", "test") and "value" not in op:
-            raise PatchError(f"operation {kind!r} is missing 'value'")
-        if kind == "add":
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
-        elif kind == "remove":
-            doc, _ = _remove(doc, path)
-        elif kind == "replace":
-            _get(doc, path)
-            doc, _ = _remove(doc, path) if _pointer(path) else (doc, None)
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
-        elif kind in ("move", "copy"):
-            src = op.get("from")
-            if not isinstance(src, str):
-                raise PatchError(f"operation {kind!r} is missing 'from'")
-            if kind == "move":
-                doc, value = _remove(doc, src)
-            else:
-                value = copy.deepcopy(_get(doc, src))
-            doc = _add(doc, path, value)
-        elif kind == "test":
-            have, want = _get(doc, path), op["value"]
-            same_type = type(have) is type(want) or (_is_num(have) and _is_num(want))
-            if have != want or not same_type:
-                raise PatchError(f"testing value {path} failed: test failed")
-        else:
-            raise PatchError(f"Unexpected kind: {kind}")
-    return doc
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 # --- JSON merge patch ---

@@ -13,52 +13,28 @@ import base64
 import copy
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..apis import field
 from ..apis.field import FieldError
 from ..apis.meta.labelselector import EVERYTHING
+from ..jsonpatch import PatchError
+from ..jsonpatch import apply_patch as apply_json_patch
 from . import deletion, errors, managedfields, meta, podadmission, quantities
 from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
-from .patch import (
-    PatchError,
-    PatchMeta,
-    apply_json_patch,
-    apply_merge_patch,
-    apply_strategic_merge_patch,
-)
+from .patch import PatchMeta, apply_merge_patch, apply_strategic_merge_patch
 from .podadmission import validate_container_state_transitions
+from .registryops import Admission, ListResult, Obj
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
 from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
 from .store import Entry, Store
 
-Obj = dict[str, Any]
 Listener = Callable[[ResourceInfo, Obj | None, Obj | None], None]
-
-
-class Admission(Protocol):
-    def mutating_configured(self) -> bool: ...
-
-    async def mutate(
-        self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
-    ) -> Obj | None: ...
-    async def validate(
-        self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
-    ) -> None: ...
-
-
-@dataclass
-class ListResult:
-    entries: list[Entry]
-    rv: int
-    continue_token: str
-    remaining: int | None
 
 
 class Registry:

@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -29,14 +28,11 @@ from ..client.rest import RESTClient
 from ..client.versioned.resources import NODES, PODS
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from .discovery import KUBERNETES_VERSION
+from .meta import now_rfc3339
 from .quantities import allocatable_pods
 
 log = structlog.get_logger("agones.localcluster.scheduler")
 Obj = Mapping[str, Any]
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def node_object(name: str, address: str, max_pods: int = 1000) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from ..httpserver import serve_app
 from . import discovery, errors, limits, openapi
 from .admission import WebhookAdmission
 from .aggregation import Aggregator
@@ -173,22 +174,15 @@ class LocalAPIServer:
             middlewares=[self._middleware], client_max_size=limits.MAX_REQUEST_BODY_BYTES
         )
         app.router.add_route("*", r"/{tail:[\s\S]*}", self._dispatch)  # any character
-        self._runner = web.AppRunner(
+        self._runner, self.port = await serve_app(
             app,
-            access_log=None,
+            opts.host,
+            opts.port,
+            ssl_context=ssl_ctx,
             handle_signals=False,
             shutdown_timeout=1.0,
             **limits.server_kwargs(),
         )
-        await self._runner.setup()
-        site = web.TCPSite(
-            self._runner, opts.host, opts.port, ssl_context=ssl_ctx, reuse_address=True
-        )
-        await site.start()
-        server = site._server
-        assert server is not None
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1]
         scheme = "https" if opts.tls else "http"
         self.url = f"{scheme}://{opts.host}:{self.port}"
         await self._create_kubernetes_service()

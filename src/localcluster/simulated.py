@@ -25,8 +25,8 @@ from ..client.rest import RESTClient
 from ..client.versioned.resources import GAME_SERVERS
 from ..featuregates import FeatureGates
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ..jsonpatch import Patch
 from ..sdk.proto import sdk_pb2
-from ..sdkserver.jsonpatch import Patch
 from ..sdkserver.sdkserver import SDKServer, SDKServerOptions
 from ..sdkserver.store import ConflictError
 

@@ -3,7 +3,8 @@
 `register(registry)` creates the `agones_k8s_client_*` families (HTTP requests, reflector caches,
 work queues) once per registry and installs the work-queue provider, so every queue constructed
 afterwards reports with its `queue_name` label. The REST client and reflectors record through
-`ClientMetrics`, which is a no-op until `register` has been called.
+the `agones.client.metrics.ClientMetrics` seam, which is a no-op until `register` installs the
+Prometheus sink.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+from ..client.metrics import ClientMetrics
+from ..workqueue import metrics as workqueue_metrics
 
 _LATENCY_BUCKETS = (0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2, 3, float("inf"))
 # Agones' views use a single-boundary distribution (0); buckets that separate sizes are more useful.
@@ -160,41 +164,31 @@ class PrometheusWorkqueueProvider:
         return self.f.workqueue_retries_total.labels(queue_name=name)
 
 
-class ClientMetrics:
-    """What the REST client and reflectors record into; no-op until `register()`."""
+class PrometheusClientSink:
+    """The client and reflector sink backed by `KubernetesClientMetrics`."""
 
-    families: KubernetesClientMetrics | None = None
+    def __init__(self, families: KubernetesClientMetrics) -> None:
+        self.f = families
 
-    @classmethod
-    def request(cls, verb: str, endpoint: str, status_code: int | str, seconds: float) -> None:
-        f = cls.families
-        if f is not None:
-            f.http_request_total.labels(verb=verb, status_code=str(status_code)).inc()
-            f.http_request_duration.labels(verb=verb, endpoint=endpoint).observe(seconds)
+    def request(self, verb: str, endpoint: str, status_code: int | str, seconds: float) -> None:
+        self.f.http_request_total.labels(verb=verb, status_code=str(status_code)).inc()
+        self.f.http_request_duration.labels(verb=verb, endpoint=endpoint).observe(seconds)
 
-    @classmethod
-    def list_done(cls, seconds: float, items: int) -> None:
-        f = cls.families
-        if f is not None:
-            f.cache_list_total.inc()
-            f.cache_list_duration.observe(seconds)
-            f.cache_list_items.observe(items)
+    def list_done(self, seconds: float, items: int) -> None:
+        self.f.cache_list_total.inc()
+        self.f.cache_list_duration.observe(seconds)
+        self.f.cache_list_items.observe(items)
 
-    @classmethod
-    def watch_done(cls, seconds: float, events: int, short: bool) -> None:
-        f = cls.families
-        if f is not None:
-            f.cache_watches_total.inc()
-            if short:
-                f.cache_short_watches_total.inc()
-            f.cache_watch_duration.observe(seconds)
-            f.cache_watch_events.observe(events)
+    def watch_done(self, seconds: float, events: int, short: bool) -> None:
+        self.f.cache_watches_total.inc()
+        if short:
+            self.f.cache_short_watches_total.inc()
+        self.f.cache_watch_duration.observe(seconds)
+        self.f.cache_watch_events.observe(events)
 
-    @classmethod
-    def last_resource_version(cls, rv: str) -> None:
-        f = cls.families
-        if f is not None and rv.isdigit():
-            f.cache_last_resource_version.set(float(rv))
+    def last_resource_version(self, rv: str) -> None:
+        if rv.isdigit():
+            self.f.cache_last_resource_version.set(float(rv))
 
 
 # Keyed by the registry itself, weakly: an id() could be reused by a later registry.
@@ -205,13 +199,11 @@ _registered: weakref.WeakKeyDictionary[CollectorRegistry, KubernetesClientMetric
 
 def register(registry: CollectorRegistry | None = None) -> KubernetesClientMetrics:
     """Create (once per registry) the families and route client and work-queue metrics to them."""
-    from ..workqueue import metrics as workqueue_metrics  # late: workqueue imports the informers
-
     registry = registry or REGISTRY
     families = _registered.get(registry)
     if families is None:
         families = KubernetesClientMetrics(registry)
         _registered[registry] = families
-    ClientMetrics.families = families
+    ClientMetrics.sink = PrometheusClientSink(families)
     workqueue_metrics.set_provider(PrometheusWorkqueueProvider(families))
     return families

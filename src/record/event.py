@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import aiohttp
 import structlog
 
+from ..apis.meta.objectmeta import format_micro_time
 from ..client.errors import NotFoundError
 from ..client.rest import PatchType, Resource
 from ..clock import Clock, RealClock
@@ -43,7 +44,6 @@ from ..informers.meta import (
     get_resource_version,
     get_uid,
 )
-from ..leaderelection.resourcelock import format_micro_time
 
 EVENTS = Resource("", "v1", "events", kind="Event")
 

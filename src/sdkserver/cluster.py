@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from typing import TYPE_CHECKING
 
 import structlog
 
@@ -20,9 +19,7 @@ from ..featuregates import Feature, FeatureGates
 from .kubestore import ApiError, KubeGameServerStore
 from .sdkserver import SDKServer, SDKServerOptions
 from .serve import serve_sdk
-
-if TYPE_CHECKING:
-    from ..cmd.sdkserver import SDKServerSettings
+from .settings import SDKServerSettings
 
 log = structlog.get_logger("agones.sdkserver.cluster")
 

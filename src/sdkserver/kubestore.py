@@ -23,8 +23,8 @@ import structlog
 
 from ..client.config import Config
 from ..client.rest import new_session
+from ..jsonpatch import Patch
 from .events import event_body
-from .jsonpatch import Patch
 from .store import ConflictError
 
 log = structlog.get_logger("agones.sdkserver.kubestore")

@@ -35,6 +35,7 @@ import structlog
 from ..apis.meta.objectmeta import format_rfc3339_nano, format_time, parse_time
 from ..apis.meta.validation import is_qualified_name, is_valid_label_value
 from ..featuregates import Feature, FeatureGates
+from ..jsonpatch import create_patch
 from ..sdk.proto import sdk_pb2
 from ..sdk.proto.alpha import alpha_pb2
 from .clock import Clock, RealClock, Timer
@@ -48,7 +49,6 @@ from .countslists import (
 )
 from .errors import SDKError, plain_error
 from .events import EventRecorder, go_duration
-from .jsonpatch import create_patch
 from .queue import CoalescingQueue
 from .sdk import METADATA_PREFIX, convert
 from .store import ConflictError, GameServerStore

@@ -14,6 +14,7 @@ from typing import Protocol
 import grpc
 from aiohttp import web
 
+from ..httpserver import serve_app
 from .backend import SDKBackend, register_services
 from .gateway import Gateway
 
@@ -63,12 +64,7 @@ class SDKServing:
 
 
 async def _start_http(app: web.Application, address: str, port: int) -> tuple[web.AppRunner, int]:
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host=address or None, port=port, reuse_address=True)
-    await site.start()
-    bound = runner.addresses[0][1]
-    return runner, int(bound)
+    return await serve_app(app, address, port, handler_cancellation=True)
 
 
 async def serve_sdk(

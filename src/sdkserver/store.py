@@ -15,7 +15,7 @@ import copy
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
-from .jsonpatch import Patch, PatchTestFailed, apply_patch
+from ..jsonpatch import Patch, PatchTestFailed, apply_patch
 
 
 class ConflictError(Exception):

@@ -11,7 +11,7 @@ from .default_rate_limiters import (
 from .delaying_queue import DelayingQueue
 from .queue import Queue
 from .rate_limiting_queue import RateLimitingQueue
-from .workerqueue import WorkerQueue, fast_rate_limiter
+from .workerqueue import Requeue, WorkerQueue, fast_rate_limiter
 
 __all__ = [
     "BucketRateLimiter",
@@ -22,6 +22,7 @@ __all__ = [
     "Queue",
     "RateLimiter",
     "RateLimitingQueue",
+    "Requeue",
     "WorkerQueue",
     "default_controller_rate_limiter",
     "fast_rate_limiter",

@@ -3,11 +3,20 @@
 * `enqueue(obj)` adds the object's key **rate-limited** (as Agones does, even for informer events);
   `enqueue_immediately(obj)` adds it now; `enqueue_after(obj, delay)` after `delay` seconds.
   `obj` may be an object, a `DeletedFinalStateUnknown`, an `ExplicitKey`, or a key string.
-* `run(workers)` runs that many workers until cancelled or `shut_down()`; each takes a key, awaits
-  the sync handler, `forget`s the key on success and re-adds it rate-limited on error. A 409
-  Conflict (`errors.is_conflict`) is expected under contention and is logged at debug level only;
-  other errors are logged once with
-  the key. Exceptions never kill a worker.
+* `run(workers)` runs that many workers until cancelled or `shut_down()`; each takes a key and
+  awaits the sync handler. The handler's outcome decides what happens to the key, in one place
+  (`process_next_work_item`, as controller-runtime's `reconcileHandler`):
+
+  | outcome                          | queue action                               | logged        |
+  |----------------------------------|--------------------------------------------|---------------|
+  | returns                          | `forget` (history wiped)                   | no            |
+  | raises `Requeue(reason)`         | `add_rate_limited` (history kept)          | debug         |
+  | raises `Requeue(reason, after=d)`| `forget`, then `add_after(d)`              | debug         |
+  | raises a 409 Conflict            | `add_rate_limited`                         | debug         |
+  | raises anything else             | `add_rate_limited`                         | error, once   |
+
+  So "not yet, look again soon" goes through the queue's one rate limiter like any retry, and
+  a handler never runs a back-off of its own. Exceptions never kill a worker.
 * `healthy()` raises unless exactly the requested number of workers is running (liveness).
 """
 
@@ -32,6 +41,20 @@ Handler = Callable[[str], Awaitable[None]]
 def fast_rate_limiter(max_delay: float) -> RateLimiter:
     """Agones' `FastRateLimiter`: 200 ms for five retries, then `max_delay`."""
     return ItemFastSlowRateLimiter(0.2, max_delay, 5)
+
+
+class Requeue(Exception):
+    """A sync handler's "not yet": the world has not caught up, look at this key again.
+
+    Without `after`, the key is re-added through the queue's rate limiter and its failure history
+    is kept (the next delay grows as for an error); with `after`, the history is forgotten and the
+    key comes back after exactly that many seconds. Neither is logged as an error.
+    """
+
+    def __init__(self, reason: str = "", *, after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.after = after
 
 
 class UnhealthyError(RuntimeError):
@@ -95,6 +118,8 @@ class WorkerQueue:
         except asyncio.CancelledError:
             self.queue.done(key)
             raise
+        except Requeue as requeue:
+            self._requeue(key, requeue)
         except Exception as err:
             log = self.logger_for(key)
             if is_conflict(err):
@@ -106,6 +131,16 @@ class WorkerQueue:
             self.queue.forget(key)
         self.queue.done(key)
         return True
+
+    def _requeue(self, key: str, requeue: Requeue) -> None:
+        log = self.logger_for(key)
+        if requeue.after is None:
+            log.debug("not yet, requeued", reason=requeue.reason)
+            self.queue.add_rate_limited(key)
+        else:
+            log.debug("requeued after", reason=requeue.reason, after=requeue.after)
+            self.queue.forget(key)
+            self.queue.add_after(key, requeue.after)
 
     async def _run_worker(self) -> None:
         self._running += 1

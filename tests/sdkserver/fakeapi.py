@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from agones.sdkserver.jsonpatch import PatchError
+from agones.jsonpatch import PatchError
 from agones.sdkserver.store import ConflictError, InMemoryGameServerStore
 
 BASE = "/apis/agones.dev/v1/namespaces/{namespace}/gameservers"

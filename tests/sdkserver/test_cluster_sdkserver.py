@@ -12,6 +12,7 @@ import pytest
 from google.protobuf import field_mask_pb2
 
 from agones.featuregates import FeatureGates
+from agones.jsonpatch import Patch
 from agones.sdk import AsyncSDK
 from agones.sdk import SDKError as ClientError
 from agones.sdk.proto import sdk_pb2
@@ -19,7 +20,6 @@ from agones.sdk.proto.alpha import alpha_pb2
 from agones.sdk.proto.beta import beta_pb2
 from agones.sdkserver.clock import FakeClock
 from agones.sdkserver.errors import SDKError
-from agones.sdkserver.jsonpatch import Patch
 from agones.sdkserver.sdkserver import SDKServer, SDKServerOptions
 from agones.sdkserver.serve import serve_sdk
 from agones.sdkserver.store import ConflictError, InMemoryGameServerStore

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from agones.jsonpatch import PatchTestFailed, apply_patch, create_patch, diff
 from agones.sdkserver.clock import FakeClock
-from agones.sdkserver.jsonpatch import PatchTestFailed, apply_patch, create_patch, diff
 from agones.sdkserver.queue import CoalescingQueue
 
 

@@ -2,7 +2,8 @@
 
 Every ObjectMeta field is kept, `managedFields` as raw JSON. Times stay the strings the apiserver sent
 (`Time`), so a decode → encode round trip is byte-exact; `parse_time` / `format_time` convert when a
-value is needed. Go writes `metav1.Time` as RFC 3339 in UTC with whole seconds (`2024-07-04T23:04:04Z`).
+value is needed. Go writes `metav1.Time` as RFC 3339 in UTC with whole seconds (`2024-07-04T23:04:04Z`)
+and `metav1.MicroTime` (Leases, events.k8s.io) with microseconds (`format_micro_time`).
 `validate_create_metadata` is the apiserver's own create-time check of any custom resource's metadata.
 """
 
@@ -53,6 +54,20 @@ def format_rfc3339_nano(when: datetime) -> str:
 def format_time(when: datetime) -> str:
     """`metav1.Time` on the wire: UTC, whole seconds, `Z`."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(ts: float | None) -> str | None:
+    """`metav1.MicroTime` on the wire (Go's RFC3339Micro): UTC, six fractional digits, `Z`."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_micro_time(value: str | None) -> float | None:
+    """Epoch seconds of a `metav1.MicroTime` (or any RFC 3339 time); None for an absent one."""
+    if not value:
+        return None
+    return parse_time(value).timestamp()
 
 
 class OwnerReference(Struct, rename="camel", omit_defaults=True):

@@ -10,12 +10,12 @@ deletion queue, everything else to the main queue. GameServer updates are enqueu
 state changes or a deletion timestamp is set; a pod's scheduling (node name, then pod IPs) or
 deletion re-enqueues its GameServer.
 
-API writes are scarce. The informer cache lags our own writes, so the controller remembers the object
-each write returned, together with the resourceVersions it replaced: while the cache still shows one
-of those, the sync starts from the newer object instead (avoiding 409s on stale data); as soon as the
-cache shows anything else, the cache wins. Waiting for the world (a pod not yet scheduled, not yet in
-the cache, a container not yet running) is not an error: the key is re-enqueued after a short,
-growing delay and nothing is logged above debug.
+API writes are scarce. The informer cache lags our own writes, so every write's result goes into the
+GameServer informer's shared MutationCache (which the sub-controllers read and write too), and a sync
+starts from the newer of the cached object and the one we wrote: no 409 from acting on our own stale
+read. Waiting for the world (a pod not yet scheduled, not yet in the cache, a container not yet
+running) is not an error: a step raises `Requeue`, the key comes back through the queue's rate
+limiter, and nothing is logged above debug.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from ...apis.agones.v1.gameserver import (
     Protocol,
     port_status,
 )
+from ...apis.meta.objectmeta import format_time
 from ...client.errors import (
     AlreadyExistsError,
     ApiError,
@@ -53,7 +54,7 @@ from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...informers.store import DeletedFinalStateUnknown
 from ...portallocator import PortAllocator
 from ...record import EventBroadcaster, EventType
-from ...workqueue import ItemFastSlowRateLimiter, WorkerQueue
+from ...workqueue import ItemFastSlowRateLimiter, Requeue, WorkerQueue
 from . import informers
 from .gameservers import (
     GAME_SERVERS,
@@ -74,10 +75,6 @@ from .pod import PodError, SidecarConfig, game_server_pod
 from .succeeded import SucceededController
 
 LEGACY_FINALIZER = "agones.dev"
-
-
-class Wait(Exception):
-    """The world has not caught up yet: retry this key soon, without logging an error."""
 
 
 def fast_rate_limiter() -> ItemFastSlowRateLimiter:
@@ -114,23 +111,21 @@ class Controller:
         self.pod_lister = pod_informer.lister()
         self.node_lister = node_informer.lister()
 
+        self.game_server_cache = gs_informer.informer().mutation_cache()
+
         def queue(name: str) -> WorkerQueue:
-            wq = WorkerQueue(
-                lambda key: self._sync(key, wq),
+            return WorkerQueue(
+                self.sync_game_server,
                 self.log,
                 "gameserver",
                 f"agones.dev.GameServerController{name}",
                 fast_rate_limiter(),
                 clock=clock,
             )
-            return wq
 
         self.workerqueue = queue("")
         self.creation_worker_queue = queue("Creation")
         self.deletion_worker_queue = queue("Deletion")
-        self._waits: dict[str, int] = {}
-        # key -> (resourceVersions our writes replaced, the object the last write returned)
-        self._written: dict[str, tuple[set[str], GameServer]] = {}
 
         gs_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
@@ -169,19 +164,13 @@ class Controller:
             self.workerqueue.enqueue(gs)
 
     def _on_game_server_update(self, old: GameServer, new: GameServer) -> None:
-        key = f"{new.meta.get_namespace()}/{new.meta.get_name()}"
-        written = self._written.get(key)
-        if written is not None and written[1].meta.resource_version == new.meta.resource_version:
-            del self._written[key]  # the cache caught up with our last write
         if old.state() != new.state() or new.meta.is_being_deleted():
             self.enqueue_game_server_based_on_state(new)
 
     def _on_game_server_delete(self, obj: Any) -> None:
         gs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if isinstance(gs, GameServer):
-            key = f"{gs.meta.get_namespace()}/{gs.meta.get_name()}"
-            self._written.pop(key, None)
-            self._waits.pop(key, None)
+            self.game_server_cache.forget(f"{gs.meta.get_namespace()}/{gs.meta.get_name()}")
 
     def _owner_key(self, pod: Any) -> ExplicitKey | None:
         owner = controller_of(pod)
@@ -245,50 +234,22 @@ class Controller:
 
     # -- the sync ----------------------------------------------------------------------------------
 
-    def _freshest(self, key: str, cached: GameServer) -> GameServer:
-        written = self._written.get(key)
-        if written is None:
-            return cached
-        stale, latest = written
-        if cached.meta.resource_version in stale:
-            return latest
-        del self._written[key]
-        return cached
-
     async def _update(self, gs: GameServer) -> GameServer:
-        """Write `gs` (our copy); remember the result so stale cache reads are bypassed."""
-        key = f"{gs.meta.get_namespace()}/{gs.meta.get_name()}"
-        base = gs.meta.resource_version
+        """Write `gs` (our copy); remember the result so a stale cache read is bypassed."""
         stored = await informers.update_game_server(self.client, gs)
-        stale = self._written[key][0] if key in self._written else set()
-        if isinstance(base, str):
-            stale.add(base)
-        self._written[key] = (stale, stored)
-        self._waits.pop(key, None)
+        self.game_server_cache.mutation(stored)
         return stored
-
-    async def _sync(self, key: str, queue: WorkerQueue) -> None:
-        try:
-            await self.sync_game_server(key)
-        except Wait as wait:
-            attempts = self._waits.get(key, 0)
-            self._waits[key] = attempts + 1
-            delay = min(0.02 * 2**attempts, 1.0)
-            self.log.debug("waiting", gameserver=key, reason=str(wait), retry_in=delay)
-            queue.enqueue_after(key, delay)
 
     async def sync_game_server(self, key: str) -> None:
         try:
-            namespace, name = split_meta_namespace_key(key)
+            split_meta_namespace_key(key)
         except ValueError:
             self.log.error("invalid resource key", gameserver=key)
             return
-        try:
-            cached = self.game_server_lister.by_namespace(namespace).get(name)
-        except NotFoundError:
+        gs: GameServer | None = self.game_server_cache.get_by_key(key)
+        if gs is None:
             self.log.debug("GameServer is no longer available for syncing", gameserver=key)
             return
-        gs = self._freshest(key, cached)
         steps: list[Callable[[GameServer], Awaitable[GameServer]]] = [
             self.sync_game_server_deletion_timestamp,
             self.sync_game_server_port_allocation_state,
@@ -395,17 +356,19 @@ class Controller:
         return gs
 
     async def _node_for(self, gs: GameServer) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The pod and its node, or `Wait` while either is not there yet."""
+        """The pod and its node, or `Requeue` while either is not there yet."""
         pod = self.game_server_pod(gs)
         if pod is None:
-            raise Wait(f"pod for GameServer {gs.meta.get_name()} not in the cache yet")
+            raise Requeue(f"pod for GameServer {gs.meta.get_name()} not in the cache yet")
         node_name = pod_node_name(pod)
         if not node_name:
-            raise Wait(f"node not yet populated for Pod {gs.meta.get_name()}")
+            raise Requeue(f"node not yet populated for Pod {gs.meta.get_name()}")
         try:
             node = self.node_lister.get(node_name)
         except NotFoundError:
-            raise Wait(f"node {node_name} for Pod {gs.meta.get_name()} not in the cache") from None
+            raise Requeue(
+                f"node {node_name} for Pod {gs.meta.get_name()} not in the cache"
+            ) from None
         return pod, node
 
     async def sync_game_server_starting_state(self, gs: GameServer) -> GameServer:
@@ -416,7 +379,7 @@ class Controller:
             return gs
         pod, node = await self._node_for(gs)
         if not pod_ips(pod):
-            raise Wait(f"pod IPs not yet populated for Pod {gs.meta.get_name()}")
+            raise Requeue(f"pod IPs not yet populated for Pod {gs.meta.get_name()}")
         gs_copy = apply_game_server_address_and_port(deep_copy(gs), node, pod, self.gates)
         gs_copy.gs_status.state = GameServerState.SCHEDULED
         stored = await self._update(gs_copy)
@@ -438,7 +401,7 @@ class Controller:
         else:
             cached_pod = self.game_server_pod(gs)
             if cached_pod is None:
-                raise Wait(f"pod for GameServer {gs.meta.get_name()} not in the cache yet")
+                raise Requeue(f"pod for GameServer {gs.meta.get_name()} not in the cache yet")
             pod = cached_pod
         if not self.gates.enabled(Feature.SIDECAR_CONTAINERS):
             await self._record_ready_container(gs_copy, pod)
@@ -457,13 +420,13 @@ class Controller:
             for cs in pod.get("status", {}).get("containerStatuses") or []:
                 if cs.get("name") == container:
                     if not (cs.get("state") or {}).get("running"):
-                        raise Wait("game server container is not currently running")
+                        raise Requeue("game server container is not currently running")
                     gs.meta.set_annotation(
                         GAME_SERVER_READY_CONTAINER_ID_ANNOTATION, cs.get("containerID", "")
                     )
                     break
             else:
-                raise Wait("game server container not present in pod status")
+                raise Requeue("game server container not present in pod status")
         ready_id = gs.meta.get_annotations()[GAME_SERVER_READY_CONTAINER_ID_ANNOTATION]
         pod_annotations = pod.get("metadata", {}).get("annotations") or {}
         if GAME_SERVER_READY_CONTAINER_ID_ANNOTATION not in pod_annotations:
@@ -513,9 +476,7 @@ class Controller:
     async def move_to_error_state(self, gs: GameServer, message: str) -> GameServer:
         gs_copy = deep_copy(gs)
         now = datetime.fromtimestamp(self.clock.now(), UTC)
-        gs_copy.meta.set_annotation(
-            GAME_SERVER_ERRORED_AT_ANNOTATION, now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
+        gs_copy.meta.set_annotation(GAME_SERVER_ERRORED_AT_ANNOTATION, format_time(now))
         gs_copy.gs_status.state = GameServerState.ERROR
         stored = await self._update(gs_copy)
         self._event(stored, stored.state(), message, warning=True)

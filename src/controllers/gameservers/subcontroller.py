@@ -4,6 +4,8 @@ Each one watches pods or GameServers, keys its own worker queue by the GameServe
 namespace/name, reads both from the shared caches in its sync, and when its rule says so writes a
 copy of the GameServer (new state, or re-applied address) then records one event about it. This
 base holds that plumbing; the rules, and which informer events enqueue, stay in each subclass.
+Reads go through the GameServer informer's shared MutationCache and writes are remembered in it,
+so a sub-controller and the GameServer controller never act on each other's stale state.
 A NotFound on read means nothing to do; write errors (Conflict included) propagate so the worker
 queue re-queues the key with back-off.
 """
@@ -47,6 +49,8 @@ class GameServerSubController(abc.ABC):
         self.recorder = events.new_recorder(f"{self.name}-controller")
         self.game_servers = informers.game_servers(factory)
         self.game_server_lister = self.game_servers.lister()
+        # shared with the GameServer controller: each sees the other's writes at once
+        self.game_server_cache = self.game_servers.informer().mutation_cache()
         self.pods = informers.game_server_pods(factory)
         self.pod_lister = self.pods.lister()
         self.workerqueue = WorkerQueue(
@@ -62,11 +66,8 @@ class GameServerSubController(abc.ABC):
         """Apply this sub-controller's rule to the GameServer `key` (namespace/name)."""
 
     def get_game_server(self, namespace: str, name: str) -> GameServer | None:
-        """The cached GameServer, or None when it is gone."""
-        try:
-            gs: GameServer = self.game_server_lister.by_namespace(namespace).get(name)
-        except NotFoundError:
-            return None
+        """The newer of the cached GameServer and our last write of it, or None when it is gone."""
+        gs: GameServer | None = self.game_server_cache.get_by_key(f"{namespace}/{name}")
         return gs
 
     def get_pod(self, namespace: str, name: str) -> Any | None:
@@ -89,6 +90,7 @@ class GameServerSubController(abc.ABC):
         `gs` or (`event_on_stored`, as Agones' missing and succeeded controllers do) the stored
         object the update returned."""
         stored = await informers.update_game_server(self.client, gs_copy)
+        self.game_server_cache.mutation(stored)
         subject = stored if event_on_stored else gs
         self.recorder.event(subject, event_type, str(gs_copy.state() or ""), message)
 

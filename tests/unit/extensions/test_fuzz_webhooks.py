@@ -25,7 +25,8 @@ from prometheus_client import CollectorRegistry
 from agones.extensions.server import WebhookServer
 from agones.extensions.webhooks import ROUTES, review
 from agones.featuregates import DEFAULT_GATES, FeatureGates
-from agones.localcluster.patch import PatchError, apply_json_patch
+from agones.jsonpatch import PatchError
+from agones.jsonpatch import apply_patch as apply_json_patch
 from tests.fuzzing import LogRecorder, examples, json_values, mutated, texts
 
 ORACLE = Path(__file__).parents[2] / "fixtures" / "agones-oracle" / "valid"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from agones.extensions import ReviewError, review
-from agones.extensions.jsonpatch import PatchError, apply_patch, create_patch
 from agones.featuregates import FeatureGates
+from agones.jsonpatch import PatchError, apply_patch, diff
 from agones.version import VERSION
 from tests.unit.apis.agones.conftest import strip_go_artefacts
 
@@ -114,8 +114,8 @@ def gs(name: str = "gs", **spec: Any) -> dict[str, Any]:
         ),
     ],
 )
-def test_create_patch(old: Any, new: Any, ops: list[dict[str, Any]]) -> None:
-    assert create_patch(old, new) == ops
+def test_diff(old: Any, new: Any, ops: list[dict[str, Any]]) -> None:
+    assert diff(old, new) == ops
     assert apply_patch(old, ops) == new
 
 

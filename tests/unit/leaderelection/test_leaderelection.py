@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agones.apis.meta.objectmeta import format_micro_time, parse_micro_time
 from agones.client.errors import error_from_status
 from agones.client.rest import Resource
 from agones.clock import FakeClock
@@ -18,11 +19,7 @@ from agones.leaderelection import (
     LeaseLock,
     new_leader_elector,
 )
-from agones.leaderelection.resourcelock import (
-    LeaderElectionRecord,
-    format_micro_time,
-    parse_micro_time,
-)
+from agones.leaderelection.resourcelock import LeaderElectionRecord
 
 
 def status(code: int, reason: str) -> dict[str, Any]:

@@ -2,10 +2,10 @@
 
 import pytest
 
+from agones.jsonpatch import PatchError
+from agones.jsonpatch import apply_patch as apply_json_patch
 from agones.localcluster.patch import (
     PRIMITIVE_MERGE,
-    PatchError,
-    apply_json_patch,
     apply_merge_patch,
     apply_strategic_merge_patch,
 )

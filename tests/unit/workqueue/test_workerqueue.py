@@ -13,7 +13,7 @@ from agones.client.errors import error_from_status
 from agones.clock import FakeClock
 from agones.informers.store import DeletedFinalStateUnknown
 from agones.metrics import kubernetes_client
-from agones.workqueue import ItemExponentialFailureRateLimiter, WorkerQueue
+from agones.workqueue import ItemExponentialFailureRateLimiter, Requeue, WorkerQueue
 from agones.workqueue import metrics as wq_metrics
 from agones.workqueue.workerqueue import UnhealthyError
 
@@ -179,3 +179,58 @@ def test_register_serves_every_new_registry() -> None:
         assert b"agones_k8s_client_workqueue_depth" in generate_latest(registry)
         del registry
         gc.collect()
+
+
+def _outcome(exc: BaseException | None):  # type: ignore[no-untyped-def]
+    async def handler(key: str) -> None:
+        if exc is not None:
+            raise exc
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("outcome", "prior_failures", "requeues_after", "waiting_for"),
+    [
+        pytest.param(None, 2, 0, None, id="success-forgets"),
+        pytest.param(Requeue("not yet"), 0, 1, 1.0, id="requeue-first-uses-limiter"),
+        pytest.param(Requeue("not yet"), 2, 3, 4.0, id="requeue-keeps-history"),
+        pytest.param(Requeue("later", after=7.5), 2, 0, 7.5, id="requeue-after-forgets"),
+        pytest.param(Requeue("now", after=0), 3, 0, 0.0, id="requeue-after-zero-is-add"),
+        pytest.param(RuntimeError("boom"), 1, 2, 2.0, id="error-backs-off"),
+    ],
+)
+async def test_outcome_to_queue_action(
+    outcome: BaseException | None,
+    prior_failures: int,
+    requeues_after: int,
+    waiting_for: float | None,
+) -> None:
+    """Each handler outcome maps to one queue action (the table in the module docstring)."""
+    clock = FakeClock()
+    wq = make(_outcome(outcome), clock)
+    for _ in range(prior_failures):  # earlier failures of the key, as the limiter counts them
+        wq.queue.rate_limiter.when("default/gs-1")
+    wq.enqueue_immediately(GS)
+    assert await wq.process_next_work_item()
+    assert wq.queue.num_requeues("default/gs-1") == requeues_after
+    if waiting_for is None:
+        assert len(wq.queue) == 0 and wq.queue.waiting() == 0
+    elif waiting_for == 0:
+        assert len(wq.queue) == 1
+    else:
+        assert len(wq.queue) == 0 and wq.queue.waiting() == 1
+        clock.step(waiting_for - 0.01)
+        assert len(wq.queue) == 0
+        clock.step(0.01)
+        assert len(wq.queue) == 1
+
+
+async def test_requeue_is_not_logged_as_an_error() -> None:
+    clock = FakeClock()
+    wq = make(_outcome(Requeue("pod not in the cache yet")), clock)
+    wq.enqueue_immediately(GS)
+    with structlog.testing.capture_logs() as logs:
+        await wq.process_next_work_item()
+    assert [entry["log_level"] for entry in logs] == ["debug"]
+    assert logs[0]["reason"] == "pod not in the cache yet"

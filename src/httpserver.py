@@ -1,0 +1,32 @@
+"""Start an aiohttp application on a host and port: the one way every server here binds HTTP.
+
+`serve_app(app, host, port)` sets the runner up, starts one TCP site (TLS when `ssl_context` is
+given; port 0 picks a free one) and returns the runner (whose `cleanup()` stops it) and the port
+actually bound. Access logs are off; other `AppRunner` options pass through.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any
+
+from aiohttp import web
+
+
+async def serve_app(
+    app: web.Application,
+    host: str | None,
+    port: int,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    **runner_options: Any,
+) -> tuple[web.AppRunner, int]:
+    runner = web.AppRunner(app, access_log=None, **runner_options)
+    await runner.setup()
+    site = web.TCPSite(runner, host or None, port, ssl_context=ssl_context, reuse_address=True)
+    try:
+        await site.start()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    return runner, int(runner.addresses[0][1])
