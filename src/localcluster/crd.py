@@ -228,6 +228,37 @@ def _replicas_errors(obj: Obj, path: str | None) -> list[FieldError]:
     return []
 
 
+def _go_json_type(value: Any) -> str:
+    """The JSON type Go's decoder names in "cannot unmarshal X into ..."."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    names: dict[type, str] = {dict: "object", list: "array", str: "string"}
+    return names.get(type(value), "value")
+
+
+def _scale_shape_error(body: Any) -> str:
+    """Why a body cannot decode as an autoscaling/v1 Scale (empty when it can)."""
+    if body is None:
+        return ""
+    if not isinstance(body, dict):
+        return f"json: cannot unmarshal {_go_json_type(body)} into Go value of type v1.Scale"
+    for key in ("metadata", "spec", "status"):
+        if body.get(key) is not None and not isinstance(body[key], dict):
+            return (
+                f"json: cannot unmarshal {_go_json_type(body[key])} into Go struct field "
+                f"Scale.{key} of type v1.Scale{key.capitalize()}"
+            )
+    rv = (body.get("metadata") or {}).get("resourceVersion")
+    if rv is not None and not isinstance(rv, str):
+        return (
+            f"json: cannot unmarshal {_go_json_type(rv)} into Go struct field "
+            "ObjectMeta.metadata.resourceVersion of type string"
+        )
+    return ""
+
+
 def scale_errors(obj: Obj, scale: Obj | None) -> list[FieldError]:
     """ValidateScaleSpec and ValidateScaleStatus: the replica counts the scale subresource reads
     must be int32s at or above 0 (the label selector, when declared, a string)."""
@@ -508,13 +539,12 @@ class CRDController:
             entry = self.registry.get(info, ns, name)
             current = to_scale(entry.obj)
             body = raw_body if method == "PUT" else _patched_scale(ctype, current, raw_body)
-            if not isinstance(body, dict) or not all(
-                isinstance(body.get(part) or {}, dict) for part in ("spec", "metadata")
-            ):
+            shape = _scale_shape_error(body)
+            if shape:
                 raise errors.bad_request(
-                    "the body of the request could not be decoded: not a Scale object"
+                    f'Scale in version "v1" cannot be handled as a Scale: {shape}'
                 )
-            replicas = (body.get("spec") or {}).get("replicas")
+            replicas = ((body or {}).get("spec") or {}).get("replicas")
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
                 raise errors.invalid(
                     "autoscaling",
@@ -527,7 +557,7 @@ class CRDController:
                     ],
                 )
             obj = msgspec.json.decode(_encode(entry.obj))
-            want_rv = (body.get("metadata") or {}).get("resourceVersion")
+            want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
             obj["metadata"]["resourceVersion"] = want_rv or entry.obj["metadata"]["resourceVersion"]
             cur: Any = obj
             steps = spec_path.lstrip(".").split(".")
