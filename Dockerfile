@@ -47,6 +47,8 @@ FROM base AS ping
 EXPOSE 8080/tcp 8080/udp
 CMD ["ping"]
 
+# The controller gives the sidecar only flags (`--grpc-port=...`) as args: the sub-command is fixed.
 FROM base AS sdk
 EXPOSE 9357 9358 8080
-CMD ["sdkserver"]
+ENTRYPOINT ["agones", "sdkserver"]
+CMD []
