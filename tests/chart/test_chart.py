@@ -17,6 +17,7 @@ import pytest
 from cryptography import x509
 
 from agones.cmd.main import build_parser
+from agones.featuregates import FEATURES
 from tools import helmchart
 
 pytest.importorskip("helm_python")
@@ -191,6 +192,21 @@ def test_feature_gates_reach_every_component_and_service_monitors_render() -> No
     }
 
 
+def test_unknown_feature_gate_fails_the_render() -> None:
+    with pytest.raises(Exception, match='Unknown feature gate "NoSuchGate"'):
+        helmchart.render({"agones": {"featureGates": "PlayerTracking=true&NoSuchGate=true"}})
+
+
+def test_feature_gates_shown_are_the_defaults_with_the_values_over_them() -> None:
+    notes = helmchart.render({"agones": {"featureGates": "PlayerTracking=true&CountsAndLists=0"}})[
+        "agones/templates/NOTES.txt"
+    ]
+    shown = dict(kv.split("=") for kv in notes.split("Feature gates: ")[1].split("\n")[0].split())
+    expected = {f.value: str(spec.default).lower() for f, spec in FEATURES.items()}
+    expected |= {"PlayerTracking": "true", "CountsAndLists": "false"}
+    assert shown == expected
+
+
 def test_sdk_account_may_do_only_what_the_sidecar_does() -> None:
     role = by_kind(helmchart.objects(), "ClusterRole")["agones-sdk"]
     rules = {
@@ -214,7 +230,7 @@ def test_generated_certificates_chain_and_name_the_services() -> None:
         )
     )
     serving = x509.load_pem_x509_certificate(
-        base64.b64decode(secrets["agones-agones-cert"]["data"]["server.crt"])
+        base64.b64decode(secrets["agones-cert"]["data"]["server.crt"])
     )
     serving.verify_directly_issued_by(webhook_ca)
     names = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value

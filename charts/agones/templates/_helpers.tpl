@@ -3,10 +3,18 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* A default fully qualified app name, truncated to the 63 characters of a DNS label. */}}
+{{/* The fully qualified app name (63 characters at most): the release name alone when it holds the chart's. */}}
 {{- define "agones.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
 {{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
 {{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Chart name and version, as used by the chart label. */}}
@@ -110,4 +118,23 @@ securityContext:
 - apiGroups: ["multicluster.agones.dev"]
   resources: ["gameserverallocationpolicies"]
   verbs: ["get", "list", "watch"]
+{{- end -}}
+
+{{/*
+The feature gates in force, as YAML (`Gate: true`): defaultfeaturegates.yaml with the gates of
+.Values.agones.featureGates ("A=true&B=false") set over it; an unknown gate fails the render.
+Use: {{- $gates := include "agones.featureGates" . | fromYaml }}
+*/}}
+{{- define "agones.featureGates" -}}
+{{- $gates := .Files.Get "defaultfeaturegates.yaml" | fromYaml }}
+{{- if .Values.agones.featureGates }}
+{{- range splitList "&" .Values.agones.featureGates }}
+{{- $f := splitn "=" 2 . }}
+{{- if not (hasKey $gates $f._0) }}
+{{- printf "Unknown feature gate %q" $f._0 | fail }}
+{{- end }}
+{{- $_ := set $gates $f._0 (has $f._1 (list "1" "t" "T" "TRUE" "true" "True")) }}
+{{- end }}
+{{- end }}
+{{- toYaml $gates }}
 {{- end -}}
