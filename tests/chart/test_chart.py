@@ -114,6 +114,22 @@ def test_every_object_is_valid_against_kubernetes_schemas(name: str, kube: str) 
     assert checked >= len(objs) - 3
 
 
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        lambda d: d["spec"]["template"]["spec"]["containers"][0].update(imagePullPolicy=3),
+        lambda d: d["spec"].update(replica=2),
+        lambda d: d["spec"]["template"]["spec"]["containers"][0].pop("name"),
+    ],
+    ids=["wrong-type", "unknown-field", "missing-required"],
+)
+def test_schema_validation_catches_a_broken_object(breakage: Any) -> None:
+    deployment = by_kind(helmchart.objects(), "Deployment")["agones-controller"]
+    breakage(deployment)
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, KUBE_VERSIONS[0], strict=True)
+
+
 def test_defaults_render_every_component() -> None:
     objs = helmchart.objects()
     deployments = by_kind(objs, "Deployment")
