@@ -16,7 +16,6 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /build
 COPY pyproject.toml setup.py README.md ./
 COPY src ./src
-COPY crds ./crds
 RUN python -m venv /opt/agones \
     && /opt/agones/bin/pip install . \
     && /opt/agones/bin/python -m compileall -q /opt/agones
