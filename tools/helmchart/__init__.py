@@ -32,6 +32,7 @@ HEADER = (
     "# Its certificates are generated afresh by every render; the freshness check ignores them.\n"
 )
 GENERATED = "<generated>"
+_DOCUMENT_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
 # Keys whose values Helm generates on every render (base64 PEM, or a checksum of them).
 _GENERATED_KEYS = re.compile(
     r"^(\s*(?:caBundle|server\.crt|server\.key|tls\.crt|tls\.key|ca\.crt|tls-ca\.crt|client-ca\.crt"
@@ -73,10 +74,10 @@ def install_yaml() -> str:
         if path.endswith(".txt") or not text.strip():
             continue
         source = path.split("/", 1)[1]
-        for doc in text.split("\n---"):
+        for doc in _DOCUMENT_SEPARATOR.split(text):
             body = doc.strip("\n")
-            if body.strip() and any(not ln.lstrip().startswith("#") for ln in body.splitlines()):
-                docs.append(f"# Source: {source}\n{body.lstrip(chr(10))}\n")
+            if any(ln.strip() and not ln.lstrip().startswith("#") for ln in body.splitlines()):
+                docs.append(f"# Source: {source}\n{body}\n")
     return HEADER + "---\n" + "---\n".join(docs)
 
 
