@@ -32,6 +32,13 @@ PATHS = [
     ("gameservers", "namespaces"),
     ("gameservers", "additionalPortRanges"),
     ("gameservers", "minPort"),
+    ("agones", "image", "registry"),
+    ("agones", "serviceaccount", "sdk", "name"),
+    ("agones", "allocator", "service", "name"),
+    ("agones", "allocator", "service", "loadBalancerIP"),
+    ("agones", "ping", "http", "response"),
+    ("agones", "priorityClassName"),
+    ("agones", "controller", "annotations"),
 ]
 JUNK = st.recursive(
     st.none()
