@@ -71,7 +71,7 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(PATHS), JUNK), min_size=1, max_size=3))
 def test_bad_values_fail_cleanly_or_render_valid_objects(
     overrides: list[tuple[tuple[str, ...], Any]],
