@@ -4,7 +4,8 @@ One `Kubelet` serves every simulated node from one pod informer. For each pod bo
 nodes it starts a `PodRunner`, which either
 * runs the containers as LOCAL PROCESSES, when a container has a `command` or its image maps to a
   local program (`IMAGE_PROGRAMS`: Agones' simple-game-server image → `examples/simple-game-server`,
-  the Agones SDK image → `agones sdkserver`), each pod in its own network namespace
+  agones-py's own images `*/agones-{sdk,controller,extensions,allocator,ping}:*` → `agones
+  sdkserver|controller|extensions|allocator|ping` with the container's args), each pod in its own network namespace
   (`netns.PodNetwork`) with its host ports forwarded from `<node address>:<hostPort>` and, when
   free, `127.0.0.1:<hostPort>`, and the API server's port reachable on the pod's own loopback; the
   pod's env (fieldRef `metadata.*` and `status.*IP` resolved) plus `KUBECONFIG` for the sidecar;
@@ -66,7 +67,16 @@ IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str]]] = [
         re.compile(r"(^|/)simple-game-server(:|@|$)"),
         [sys.executable, str(REPO_ROOT / "examples" / "simple-game-server")],
     ),
-    (re.compile(r"(^|/)agones-sdk(:|@|$)"), [sys.executable, "-m", "agones", "sdkserver"]),
+    *(
+        (re.compile(rf"(^|/)agones-{image}(:|@|$)"), [sys.executable, "-m", "agones", command])
+        for image, command in (
+            ("sdk", "sdkserver"),
+            ("controller", "controller"),
+            ("extensions", "extensions"),
+            ("allocator", "allocator"),
+            ("ping", "ping"),
+        )
+    ),
 ]
 
 

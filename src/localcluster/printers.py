@@ -134,6 +134,11 @@ BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
         _col("Up-to-date", lambda o: (o.get("status") or {}).get("updatedReplicas", 0), "integer"),
         _col("Available", lambda o: (o.get("status") or {}).get("availableReplicas", 0), "integer"),
     ],
+    ("apps", "replicasets"): [
+        _col("Desired", lambda o: (o.get("spec") or {}).get("replicas", 0), "integer"),
+        _col("Current", lambda o: (o.get("status") or {}).get("replicas", 0), "integer"),
+        _col("Ready", lambda o: (o.get("status") or {}).get("readyReplicas", 0), "integer"),
+    ],
     ("coordination.k8s.io", "leases"): [
         _col("Holder", lambda o: (o.get("spec") or {}).get("holderIdentity", ""))
     ],

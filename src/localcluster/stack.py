@@ -58,8 +58,10 @@ from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..record import EventBroadcaster
+from .deployment import DeploymentController
 from .errors import StatusError
 from .kubelet import Kubelet, KubeletConfig
+from .replicaset import ReplicaSetController
 from .scheduler import Scheduler, node_object
 from .server import LocalAPIServer, ServerOptions
 from .services import ADDRESS_ANNOTATION
@@ -230,6 +232,8 @@ class LocalStack:
         self.factory: SharedInformerFactory | None = None
         self.kubelet: Kubelet | None = None
         self.scheduler: Scheduler | None = None
+        self.replica_sets: ReplicaSetController | None = None
+        self.deployments: DeploymentController | None = None
         self.extensions: list[tuple[WebhookServer, APIServer]] = []
         self.allocators: list[Allocator] = []
         self._allocator_factories: list[SharedInformerFactory] = []
@@ -256,7 +260,7 @@ class LocalStack:
         self.client = RESTClient(config)
         self._clients = [
             RESTClient(replace(config, user_agent=f"agones-local-{who}"))
-            for who in ("scheduler", "sdkserver")
+            for who in ("scheduler", "sdkserver", "controller-manager")
         ]
         self._clients.append(RESTClient(replace(config, user_agent="agones-extensions")))
         await self._install_crds()
@@ -282,9 +286,13 @@ class LocalStack:
             ),
             sdk_client=self._clients[1],
         )
+        self.replica_sets = ReplicaSetController(self._clients[2], self.factory)
+        self.deployments = DeploymentController(self._clients[2], self.factory)
         self.factory.start()
         await self.factory.wait_for_cache_sync(30)
         self._tasks.append(asyncio.create_task(self.scheduler.run()))
+        self._tasks.append(asyncio.create_task(self.replica_sets.run()))
+        self._tasks.append(asyncio.create_task(self.deployments.run()))
         await self._start_allocation()
         if self.options.controller:
             await self.start_controller()
