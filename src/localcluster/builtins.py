@@ -98,11 +98,17 @@ def _qos_class(containers: list[Any]) -> str:
     return "Burstable"
 
 
+SERVICE_CIDR = "127.253.0.0/16"
+"""Where Service ClusterIPs come from: loopback, so no Service address is ever a private or public
+one on this machine (the service proxy listens on them; `services.py`)."""
+KUBERNETES_SERVICE_IP = "127.253.0.1"
+
+
 class ClusterIPAllocator:
-    """Hands out Service ClusterIPs from 10.96.0.0/12, like the default service CIDR."""
+    """Hands out Service ClusterIPs from `SERVICE_CIDR` (the first is `default/kubernetes`'s)."""
 
     def __init__(self) -> None:
-        self._net = ipaddress.ip_network("10.96.0.0/12")
+        self._net = ipaddress.ip_network(SERVICE_CIDR)
         self._next = 2
 
     def allocate(self) -> str:

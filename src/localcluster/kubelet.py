@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import os
 import re
 import signal
 import socket
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,18 +46,23 @@ import aiohttp
 import structlog
 
 from ..client.errors import ApiError
-from ..client.rest import RESTClient
-from ..client.versioned.resources import PODS
+from ..client.rest import Resource, RESTClient
+from ..client.versioned.resources import PODS, SECRETS
 from ..featuregates import FeatureGates
 from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from .meta import now_rfc3339
 from .netns import PodNetwork, netns_supported
+from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.kubelet")
 
 SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
+POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
+"""Pods in a network namespace of their own (but GameServers' pods) get an address here, where
+their declared container ports are relayed (so Services reach them); loopback only."""
+CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SIDECAR_NAME = "agones-gameserver-sidecar"
 SIDECAR_MIN_GRACE = 2.0
@@ -143,6 +150,10 @@ class KubeletConfig:
     """Where container output goes (`<namespace>_<pod>_<container>.log`); None: discarded."""
     simulate_all: bool = False
     """Simulate every pod (benchmarks)."""
+    in_cluster: InCluster | None = None
+    """The API server's HTTPS port for pods' in-cluster config (None: no service-account files)."""
+    state_dir: str | None = None
+    """Where pods' volume and service-account files go (None: a temporary directory)."""
 
 
 class Container:
@@ -162,6 +173,8 @@ class Container:
         """An init container with restartPolicy Always (runs beside the others, then stops)."""
         self.stopped = False
         """Stopped for good (the pod finished): not restarted."""
+        self.probe_ready = not (spec.get("readinessProbe") or {}).get("httpGet")
+        """The readiness probe's last answer (True without an httpGet readiness probe)."""
 
     def status(self) -> dict[str, Any]:
         state: dict[str, Any]
@@ -175,7 +188,7 @@ class Container:
             "name": self.name,
             "image": self.spec.get("image", ""),
             "imageID": "",
-            "ready": self.proc is not None and self.terminated is None,
+            "ready": self.proc is not None and self.terminated is None and self.probe_ready,
             "started": self.proc is not None and self.terminated is None,
             "restartCount": self.restart_count,
             "state": state,
@@ -199,6 +212,8 @@ class PodRunner:
         self.containers: list[Container] = []
         self.sim: SimulatedGame | None = None
         self.net: PodNetwork | None = None
+        self.pod_ip = node_ip
+        self.files: PodFiles | None = None
         self.terminating = False
         self._tasks: list[asyncio.Task[Any]] = []
         self.start_task: asyncio.Task[None] | None = None
@@ -251,8 +266,8 @@ class PodRunner:
                 "phase": self._phase,
                 "hostIP": self.node_ip,
                 "hostIPs": [{"ip": self.node_ip}],
-                "podIP": self.node_ip,
-                "podIPs": [{"ip": self.node_ip}],
+                "podIP": self.pod_ip,
+                "podIPs": [{"ip": self.pod_ip}],
                 "startTime": self._start_time,
                 "conditions": conditions,
                 "containerStatuses": statuses,
@@ -334,9 +349,13 @@ class PodRunner:
         ]
         use_netns = cfg.use_netns if cfg.use_netns is not None else netns_supported()
         remap: dict[str, str] = {}
+        self.files = await self._prepare_files()
         if use_netns:
             self.net = await PodNetwork.create()
             await self.net.expose_host_port(cfg.api_port, ("127.0.0.1", cfg.api_port))
+            if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
+                port = cfg.in_cluster.port
+                await self.net.expose_host_port(port, ("127.0.0.1", port))
         else:
             sidecar = {
                 "GRPC": free_port(),
@@ -367,7 +386,11 @@ class PodRunner:
                     env["PORT"] = str(ports[0]["hostPort"])
             if argv is None:
                 argv = [sys.executable, "-c", "import signal; signal.pause()"]
+            argv = self.files.container_argv(c, argv)
+            env = self.files.container_env(c, env)
             self.containers.append(Container(c, argv, env))
+        if self.net is not None and self._own_ip():
+            await self._forward_pod_ports(ordered)
         if self.net is not None:
             for c in ordered:
                 for p in c.get("ports") or []:
@@ -389,6 +412,67 @@ class PodRunner:
             probe = container.spec.get("livenessProbe") or {}
             if (probe.get("httpGet") or {}).get("port"):
                 self._tasks.append(asyncio.create_task(self._probe(container, probe)))
+            readiness = container.spec.get("readinessProbe") or {}
+            if (readiness.get("httpGet") or {}).get("port"):
+                self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
+
+    def _own_ip(self) -> bool:
+        """Whether the pod gets an IP of its own (in its namespace, not a GameServer's pod: those
+        keep the node's address, which Agones reports)."""
+        labels = self.pod["metadata"].get("labels") or {}
+        return "agones.dev/gameserver" not in labels
+
+    async def _forward_pod_ports(self, containers: list[dict[str, Any]]) -> None:
+        """Give the pod an address of its own and relay its declared container ports there."""
+        assert self.net is not None
+        self.pod_ip = self.kubelet.allocate_pod_ip(self.uid)
+        for c in containers:
+            for p in c.get("ports") or []:
+                port = int(p.get("containerPort") or 0)
+                if port:
+                    protocol = p.get("protocol") or "TCP"
+                    await self.net.forward_host_port(self.pod_ip, port, port, protocol)
+
+    async def _prepare_files(self) -> PodFiles:
+        """The pod's volume and service-account files, once its Secrets and ConfigMaps exist."""
+        sources: dict[tuple[str, str], dict[str, Any] | None] = {}
+        resources = {"secret": SECRETS, "configMap": CONFIG_MAPS}
+        while True:
+            for kind, name in volume_sources(self.pod):
+                try:
+                    sources[(kind, name)] = await self.kubelet.client.get(
+                        resources[kind], name, namespace=self.namespace
+                    )
+                except ApiError as err:
+                    if err.status_code != 404:
+                        raise
+                    sources[(kind, name)] = None
+            try:
+                return PodFiles.prepare(
+                    self.pod, self.kubelet.state_dir, sources, self.kubelet.config.in_cluster
+                )
+            except MissingVolumeSource as err:
+                if self.terminating:
+                    raise
+                log.info("waiting for volume source", pod=self.name, error=str(err))
+                await asyncio.sleep(1.0)
+
+    async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
+        http = probe.get("httpGet") or {}
+        port, path = int(http.get("port") or 0), str(http.get("path") or "/")
+        period = float(probe.get("periodSeconds") or 10)
+        failures_needed = int(probe.get("failureThreshold") or 3)
+        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
+        failures = 0
+        while not self.terminating and not container.stopped:
+            running = container.proc is not None and container.proc.returncode is None
+            code = await self._http_get(port, path, self.pod_ip) if running else 0
+            failures = 0 if 200 <= code < 400 else failures + 1
+            ready = failures == 0 or (container.probe_ready and failures < failures_needed)
+            if ready != container.probe_ready:
+                container.probe_ready = ready
+                await self.write_status()
+            await asyncio.sleep(min(period, 1.0) if not ready else period)
 
     async def _forward(self, host_port: int, container_port: int, protocol: str) -> None:
         assert self.net is not None
@@ -508,13 +592,13 @@ class PodRunner:
                     failures = 0
             await asyncio.sleep(period)
 
-    async def _http_get(self, port: int, path: str) -> int:
+    async def _http_get(self, port: int, path: str, host: str = "127.0.0.1") -> int:
         if self.net is not None:
             return await self.net.http_get(port, path)
         from .netns import http_status
 
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1)
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1)
         except (OSError, TimeoutError):
             return 0
         return await http_status(reader, writer, path, 1.0)
@@ -585,6 +669,9 @@ class PodRunner:
         if self.net is not None:
             await self.net.close()
             self.net = None
+        self.kubelet.release_pod_ip(self.uid)
+        if self.files is not None:
+            self.files.remove()
 
 
 class Kubelet:
@@ -605,6 +692,12 @@ class Kubelet:
         self.processes: set[int] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finishing: set[str] = set()
+        self._pod_ips: dict[str, str] = {}
+        self._next_ip = 1
+        self._state = (
+            None if config.state_dir else tempfile.TemporaryDirectory(prefix="agones-pods-")
+        )
+        self.state_dir = Path(config.state_dir or self._state.name)  # type: ignore[union-attr]
         self.pods.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_pod,
@@ -612,6 +705,21 @@ class Kubelet:
                 delete_func=self._on_delete,
             )
         )
+
+    def allocate_pod_ip(self, uid: str) -> str:
+        """A loopback address of `POD_CIDR` no running pod holds."""
+        if uid in self._pod_ips:
+            return self._pod_ips[uid]
+        taken = set(self._pod_ips.values())
+        while True:
+            ip = str(POD_CIDR[self._next_ip % (POD_CIDR.num_addresses - 2) + 1])
+            self._next_ip += 1
+            if ip not in taken:
+                self._pod_ips[uid] = ip
+                return ip
+
+    def release_pod_ip(self, uid: str) -> None:
+        self._pod_ips.pop(uid, None)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)

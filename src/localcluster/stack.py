@@ -59,11 +59,14 @@ from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..record import EventBroadcaster
 from .deployment import DeploymentController
+from .endpoints import EndpointsController
 from .errors import StatusError
 from .kubelet import Kubelet, KubeletConfig
+from .podfiles import InCluster
 from .replicaset import ReplicaSetController
 from .scheduler import Scheduler, node_object
 from .server import LocalAPIServer, ServerOptions
+from .serviceproxy import ServiceProxy
 from .services import ADDRESS_ANNOTATION
 from .spawn import start_process
 
@@ -87,6 +90,8 @@ APISERVICES = Resource("apiregistration.k8s.io", "v1", "apiservices", namespaced
 SYSTEM_NAMESPACE = "agones-system"
 SDK_SERVICE_ACCOUNT = "agones-sdk"
 USER_AGENT = "agones-local-kubelet"
+IN_CLUSTER_TOKEN = "agones-local-service-account"
+"""The token pods' in-cluster config carries (the stack's API server asks for none)."""
 """User-Agents of the in-process clients (the kubelets; `-scheduler`; `-sdkserver` for the
 simulated sidecars), so the write counter can tell them apart."""
 
@@ -225,6 +230,7 @@ class LocalStack:
                 kubeconfig=self.options.kubeconfig,
                 graceful_pod_deletion=True,
                 bookmark_interval=5.0,
+                in_cluster_tls=True,
             )
         )
         self.writes = WriteCounter()
@@ -234,6 +240,8 @@ class LocalStack:
         self.scheduler: Scheduler | None = None
         self.replica_sets: ReplicaSetController | None = None
         self.deployments: DeploymentController | None = None
+        self.endpoints: EndpointsController | None = None
+        self.service_proxy: ServiceProxy | None = None
         self.extensions: list[tuple[WebhookServer, APIServer]] = []
         self.allocators: list[Allocator] = []
         self._allocator_factories: list[SharedInformerFactory] = []
@@ -283,16 +291,26 @@ class LocalStack:
                 use_netns=self.options.use_netns,
                 log_dir=self.options.log_dir,
                 simulate_all=self.options.simulate_all,
+                in_cluster=InCluster(
+                    "127.0.0.1",
+                    self.api.in_cluster_port,
+                    self.api.in_cluster_ca_pem or b"",
+                    self.api.options.token or IN_CLUSTER_TOKEN,
+                ),
             ),
             sdk_client=self._clients[1],
         )
         self.replica_sets = ReplicaSetController(self._clients[2], self.factory)
         self.deployments = DeploymentController(self._clients[2], self.factory)
+        self.endpoints = EndpointsController(self._clients[2], self.factory)
+        self.service_proxy = ServiceProxy(self._clients[2], self.factory)
         self.factory.start()
         await self.factory.wait_for_cache_sync(30)
         self._tasks.append(asyncio.create_task(self.scheduler.run()))
         self._tasks.append(asyncio.create_task(self.replica_sets.run()))
         self._tasks.append(asyncio.create_task(self.deployments.run()))
+        self._tasks.append(asyncio.create_task(self.endpoints.run()))
+        self._tasks.append(asyncio.create_task(self.service_proxy.run()))
         await self._start_allocation()
         if self.options.controller:
             await self.start_controller()
