@@ -128,11 +128,42 @@ def resolve_env(container: dict[str, Any], pod: dict[str, Any], node_ip: str) ->
     return env
 
 
+def pod_state_dir(config: KubeletConfig) -> Path:
+    """Where pods' files go: `config.state_dir`, else a directory under the temporary one."""
+    return Path(config.state_dir or Path(tempfile.gettempdir()) / "agones-local-pods")
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         port: int = s.getsockname()[1]
         return port
+
+
+class PodIPs:
+    """Hands out `POD_CIDR` addresses, one per pod uid, process-wide (so two local clusters in
+    one process never give two pods one address)."""
+
+    def __init__(self) -> None:
+        self._by_uid: dict[str, str] = {}
+        self._next = 1
+
+    def allocate(self, uid: str) -> str:
+        if uid in self._by_uid:
+            return self._by_uid[uid]
+        taken = set(self._by_uid.values())
+        while True:
+            ip = str(POD_CIDR[self._next % (POD_CIDR.num_addresses - 2) + 1])
+            self._next += 1
+            if ip not in taken:
+                self._by_uid[uid] = ip
+                return ip
+
+    def release(self, uid: str) -> None:
+        self._by_uid.pop(uid, None)
+
+
+POD_IPS = PodIPs()
 
 
 @dataclass
@@ -425,7 +456,7 @@ class PodRunner:
     async def _forward_pod_ports(self, containers: list[dict[str, Any]]) -> None:
         """Give the pod an address of its own and relay its declared container ports there."""
         assert self.net is not None
-        self.pod_ip = self.kubelet.allocate_pod_ip(self.uid)
+        self.pod_ip = POD_IPS.allocate(self.uid)
         for c in containers:
             for p in c.get("ports") or []:
                 port = int(p.get("containerPort") or 0)
@@ -449,7 +480,10 @@ class PodRunner:
                     sources[(kind, name)] = None
             try:
                 return PodFiles.prepare(
-                    self.pod, self.kubelet.state_dir, sources, self.kubelet.config.in_cluster
+                    self.pod,
+                    pod_state_dir(self.kubelet.config),
+                    sources,
+                    self.kubelet.config.in_cluster,
                 )
             except MissingVolumeSource as err:
                 if self.terminating:
@@ -669,7 +703,8 @@ class PodRunner:
         if self.net is not None:
             await self.net.close()
             self.net = None
-        self.kubelet.release_pod_ip(self.uid)
+        if self.pod_ip != self.node_ip:
+            POD_IPS.release(self.uid)
         if self.files is not None:
             self.files.remove()
 
@@ -692,12 +727,6 @@ class Kubelet:
         self.processes: set[int] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finishing: set[str] = set()
-        self._pod_ips: dict[str, str] = {}
-        self._next_ip = 1
-        self._state = (
-            None if config.state_dir else tempfile.TemporaryDirectory(prefix="agones-pods-")
-        )
-        self.state_dir = Path(config.state_dir or self._state.name)  # type: ignore[union-attr]
         self.pods.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_pod,
@@ -705,21 +734,6 @@ class Kubelet:
                 delete_func=self._on_delete,
             )
         )
-
-    def allocate_pod_ip(self, uid: str) -> str:
-        """A loopback address of `POD_CIDR` no running pod holds."""
-        if uid in self._pod_ips:
-            return self._pod_ips[uid]
-        taken = set(self._pod_ips.values())
-        while True:
-            ip = str(POD_CIDR[self._next_ip % (POD_CIDR.num_addresses - 2) + 1])
-            self._next_ip += 1
-            if ip not in taken:
-                self._pod_ips[uid] = ip
-                return ip
-
-    def release_pod_ip(self, uid: str) -> None:
-        self._pod_ips.pop(uid, None)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)
