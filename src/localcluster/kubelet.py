@@ -4,8 +4,9 @@ One `Kubelet` serves every simulated node from one pod informer. For each pod bo
 nodes it starts a `PodRunner`, which either
 * runs the containers as LOCAL PROCESSES, when a container has a `command` or its image maps to a
   local program (`IMAGE_PROGRAMS`: Agones' simple-game-server image → `examples/simple-game-server`,
-  agones-py's own images `*/agones-{sdk,controller,extensions,allocator,ping}:*` → `agones
-  sdkserver|controller|extensions|allocator|ping` with the container's args), each pod in its own network namespace
+  agones-py's own images `*/agones-{controller,extensions,allocator,ping}:*` → `agones` with
+  `args`, by default the component's sub-command, as the images' ENTRYPOINT/CMD; `*/agones-sdk:*`
+  → `agones sdkserver` + `args`), each pod in its own network namespace
   (`netns.PodNetwork`) with its host ports forwarded from `<node address>:<hostPort>` and, when
   free, `127.0.0.1:<hostPort>`, and the API server's port reachable on the pod's own loopback; the
   pod's env (fieldRef `metadata.*` and `status.*IP` resolved) plus `KUBECONFIG` for the sidecar;
@@ -69,33 +70,33 @@ SIDECAR_MIN_GRACE = 2.0
 """Seconds a native sidecar gets after the app containers, however little grace is left (the
 kubelet's minimum grace period when it kills a container)."""
 
-IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str]]] = [
+AGONES = [sys.executable, "-m", "agones"]
+IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str], list[str]]] = [
     (
         re.compile(r"(^|/)simple-game-server(:|@|$)"),
         [sys.executable, str(REPO_ROOT / "examples" / "simple-game-server")],
+        [],
     ),
+    (re.compile(r"(^|/)agones-sdk(:|@|$)"), [*AGONES, "sdkserver"], []),
     *(
-        (re.compile(rf"(^|/)agones-{image}(:|@|$)"), [sys.executable, "-m", "agones", command])
-        for image, command in (
-            ("sdk", "sdkserver"),
-            ("controller", "controller"),
-            ("extensions", "extensions"),
-            ("allocator", "allocator"),
-            ("ping", "ping"),
-        )
+        (re.compile(rf"(^|/)agones-{command}(:|@|$)"), AGONES, [command])
+        for command in ("controller", "extensions", "allocator", "ping")
     ),
 ]
+"""Image → (ENTRYPOINT, CMD) of the images the repository's Dockerfile builds: `agones` with the
+component as its default command (the SDK image's entrypoint is `agones sdkserver`)."""
 
 
 def program_for(container: dict[str, Any]) -> list[str] | None:
-    """The argv that runs this container locally (command + args), or None (simulate)."""
+    """The argv that runs this container locally, or None (simulate). As a container runtime
+    does: `command` replaces the image's ENTRYPOINT, `args` its CMD."""
     args = [str(a) for a in container.get("args") or []]
     if container.get("command"):
         return [str(c) for c in container["command"]] + args
     image = str(container.get("image") or "")
-    for pattern, argv in IMAGE_PROGRAMS:
+    for pattern, entrypoint, cmd in IMAGE_PROGRAMS:
         if pattern.search(image):
-            return [*argv, *args]
+            return [*entrypoint, *(args if "args" in container else cmd)]
     return None
 
 

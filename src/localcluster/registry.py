@@ -45,7 +45,8 @@ class Registry:
         self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
         self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
         self.listeners: list[Listener] = []
-        self.create_hooks = create_hooks(ClusterIPAllocator())
+        self.cluster_ips = ClusterIPAllocator()
+        self.create_hooks = create_hooks(self.cluster_ips)
         self._custom_merge_keys: dict[int, tuple[Any, PatchMeta]] = {}
         # Checks of a kind's whole object on update (the CRD controller registers its own).
         self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {

@@ -28,7 +28,6 @@ from ..httpserver import serve_app
 from . import discovery, errors, limits, openapi
 from .admission import WebhookAdmission
 from .aggregation import Aggregator
-from .builtins import KUBERNETES_SERVICE_IP
 from .controllers import EventReaper, GarbageCollector, NamespaceController
 from .crd import CRDController
 from .discovery import SUBRESOURCE_VERBS
@@ -226,7 +225,7 @@ class LocalAPIServer:
                 "name": "kubernetes",
                 "labels": {"component": "apiserver", "provider": "kubernetes"},
             },
-            "spec": {"clusterIP": KUBERNETES_SERVICE_IP, "ports": [port]},
+            "spec": {"clusterIP": self.registry.cluster_ips.kubernetes_ip, "ports": [port]},
         }
         await self.registry.create(svc_info, "default", svc, system=True)
         subset = {

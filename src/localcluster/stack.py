@@ -129,6 +129,10 @@ class StackOptions:
     """Run the allocator service (`agones allocator`, gRPC + REST on one mTLS port) as a child."""
     allocator_port: int = 0
     """Its port on 127.0.0.1 (0: a free one)."""
+    agones: bool = True
+    """Install and run agones-py's own components (CRDs, webhooks, allocation API, controller,
+    allocator); False: a bare cluster (API server, nodes, scheduler, kubelets, deployment,
+    replicaset and endpoints controllers, service proxy) for `helm install` to fill."""
     allocator_certs_dir: str | None = None
     """Where its generated certificates go (`tls/`, `client-ca/`, `client/`; None: a temporary
     directory)."""
@@ -271,11 +275,14 @@ class LocalStack:
             for who in ("scheduler", "sdkserver", "controller-manager")
         ]
         self._clients.append(RESTClient(replace(config, user_agent="agones-extensions")))
-        await self._install_crds()
-        await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
-        for ns in GAMESERVER_NAMESPACES:
-            await self._ensure(SERVICE_ACCOUNTS, {"metadata": {"name": SDK_SERVICE_ACCOUNT}}, ns)
-        await self._start_webhooks()
+        if self.options.agones:
+            await self._install_crds()
+            await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
+            for ns in GAMESERVER_NAMESPACES:
+                await self._ensure(
+                    SERVICE_ACCOUNTS, {"metadata": {"name": SDK_SERVICE_ACCOUNT}}, ns
+                )
+            await self._start_webhooks()
         for name, address in self.addresses.items():
             await self._ensure(NODES, node_object(name, address))
         self.factory = SharedInformerFactory(self.client)
@@ -305,12 +312,15 @@ class LocalStack:
         self.endpoints = EndpointsController(self._clients[2], self.factory)
         self.service_proxy = ServiceProxy(self._clients[2], self.factory)
         self.factory.start()
-        await self.factory.wait_for_cache_sync(30)
+        # Without Agones' CRDs (a bare cluster) the GameServer informer syncs once they exist.
+        await self.factory.wait_for_cache_sync(30 if self.options.agones else 3)
         self._tasks.append(asyncio.create_task(self.scheduler.run()))
         self._tasks.append(asyncio.create_task(self.replica_sets.run()))
         self._tasks.append(asyncio.create_task(self.deployments.run()))
         self._tasks.append(asyncio.create_task(self.endpoints.run()))
         self._tasks.append(asyncio.create_task(self.service_proxy.run()))
+        if not self.options.agones:
+            return
         await self._start_allocation()
         if self.options.controller:
             await self.start_controller()
