@@ -34,11 +34,13 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import random
 import re
 import signal
 import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,16 +149,18 @@ class PodIPs:
 
     def __init__(self) -> None:
         self._by_uid: dict[str, str] = {}
-        self._next = 1
+        self._next = random.randrange(POD_CIDR.num_addresses)
 
-    def allocate(self, uid: str) -> str:
+    def allocate(self, uid: str, free: Callable[[str], bool] = lambda _ip: True) -> str:
+        """An address no pod of this process holds and `free` accepts (another process's local
+        cluster may be using it: its ports are then taken)."""
         if uid in self._by_uid:
             return self._by_uid[uid]
         taken = set(self._by_uid.values())
         while True:
             ip = str(POD_CIDR[self._next % (POD_CIDR.num_addresses - 2) + 1])
             self._next += 1
-            if ip not in taken:
+            if ip not in taken and free(ip):
                 self._by_uid[uid] = ip
                 return ip
 
@@ -165,6 +169,18 @@ class PodIPs:
 
 
 POD_IPS = PodIPs()
+
+
+def _bindable(ip: str, ports: list[tuple[int, str]]) -> bool:
+    """Whether every (port, protocol) can be bound on `ip` now."""
+    for port, protocol in ports:
+        kind = socket.SOCK_DGRAM if protocol == "UDP" else socket.SOCK_STREAM
+        with socket.socket(socket.AF_INET, kind) as sock:
+            try:
+                sock.bind((ip, port))
+            except OSError:
+                return False
+    return True
 
 
 @dataclass
@@ -422,7 +438,7 @@ class PodRunner:
             env = self.files.container_env(c, env)
             self.containers.append(Container(c, argv, env))
         if self.net is not None and self._own_ip():
-            await self._forward_pod_ports(ordered)
+            await self._forward_pod_ports()
         if self.net is not None:
             for c in ordered:
                 for p in c.get("ports") or []:
@@ -449,21 +465,27 @@ class PodRunner:
                 self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
 
     def _own_ip(self) -> bool:
-        """Whether the pod gets an IP of its own (in its namespace, not a GameServer's pod: those
-        keep the node's address, which Agones reports)."""
+        """Whether the pod gets an IP of its own: in its namespace, declaring a container port
+        without a host port, and not a GameServer's pod (those keep the node's address, which
+        Agones reports)."""
         labels = self.pod["metadata"].get("labels") or {}
-        return "agones.dev/gameserver" not in labels
+        return "agones.dev/gameserver" not in labels and bool(self._pod_ports())
 
-    async def _forward_pod_ports(self, containers: list[dict[str, Any]]) -> None:
+    def _pod_ports(self) -> list[tuple[int, str]]:
+        spec = self.pod.get("spec") or {}
+        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        ports = [p for c in every for p in c.get("ports") or [] if p.get("containerPort")]
+        if all(p.get("hostPort") for p in ports):
+            return []
+        return sorted({(int(p["containerPort"]), p.get("protocol") or "TCP") for p in ports})
+
+    async def _forward_pod_ports(self) -> None:
         """Give the pod an address of its own and relay its declared container ports there."""
         assert self.net is not None
-        self.pod_ip = POD_IPS.allocate(self.uid)
-        for c in containers:
-            for p in c.get("ports") or []:
-                port = int(p.get("containerPort") or 0)
-                if port:
-                    protocol = p.get("protocol") or "TCP"
-                    await self.net.forward_host_port(self.pod_ip, port, port, protocol)
+        ports = self._pod_ports()
+        self.pod_ip = POD_IPS.allocate(self.uid, lambda ip: _bindable(ip, ports))
+        for port, protocol in ports:
+            await self.net.forward_host_port(self.pod_ip, port, port, protocol)
 
     async def _prepare_files(self) -> PodFiles:
         """The pod's volume and service-account files, once its Secrets and ConfigMaps exist."""
