@@ -131,6 +131,15 @@ def resolve_env(container: dict[str, Any], pod: dict[str, Any], node_ip: str) ->
     return env
 
 
+def probe_port(container: dict[str, Any], http: dict[str, Any]) -> int:
+    """An httpGet probe's port: a number, or the name of one of the container's ports."""
+    port = http.get("port")
+    if isinstance(port, str) and not port.isdigit():
+        named = [p for p in container.get("ports") or [] if p.get("name") == port]
+        return int(named[0]["containerPort"]) if named else 0
+    return int(port or 0)
+
+
 def pod_state_dir(config: KubeletConfig) -> Path:
     """Where pods' files go: `config.state_dir`, else a directory under the temporary one."""
     return Path(config.state_dir or Path(tempfile.gettempdir()) / "agones-local-pods")
@@ -516,7 +525,7 @@ class PodRunner:
 
     async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
         http = probe.get("httpGet") or {}
-        port, path = int(http.get("port") or 0), str(http.get("path") or "/")
+        port, path = probe_port(container.spec, http), str(http.get("path") or "/")
         period = float(probe.get("periodSeconds") or 10)
         failures_needed = int(probe.get("failureThreshold") or 3)
         await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
@@ -625,7 +634,7 @@ class PodRunner:
 
     async def _probe(self, container: Container, probe: dict[str, Any]) -> None:
         http = probe.get("httpGet") or {}
-        port = int(http.get("port") or 0)
+        port = probe_port(container.spec, http)
         path = str(http.get("path") or "/")
         if self.net is None and port == 8080:
             port = self._health_port
