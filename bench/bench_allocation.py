@@ -13,7 +13,8 @@ the outcomes, one line per (mode, replicas, concurrency).
 
 `--stress N --pool P` instead runs the replica test's stress (2 partitioned replicas, 50 clients,
 write faults, P GameServers re-readied) for N allocations in-process and prints the outcome counts;
-`--shared` makes the two replicas share every candidate, as Agones' do.
+`--shared` makes the two replicas share every candidate, as Agones' do. `--in-process` measures
+the allocator alone (`Allocator.allocate` beside the local API server, no aggregator or client TLS).
 """
 
 from __future__ import annotations
@@ -245,6 +246,59 @@ async def stress(total: int, pool: int, partitioned: bool) -> None:
         )
 
 
+async def _allocate_in_process(
+    allocator: Any, body: dict[str, Any], concurrency: int, count: int, latencies: list[float]
+) -> None:
+    import msgspec
+
+    from agones.apis.allocation.v1 import GameServerAllocation
+
+    left = count
+
+    async def client() -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            start = time.perf_counter()
+            await allocator.allocate(msgspec.convert(body, GameServerAllocation))
+            latencies.append(time.perf_counter() - start)
+
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+
+
+async def in_process(pool: int, requests: int) -> None:
+    """The allocator alone: `Allocator.allocate` against the local API server in one process (no
+    aggregator, no client TLS), same pool, request and concurrencies."""
+    from agones.logging import configure_logging
+    from tests.integration.gameserverallocations.harness import harness
+
+    configure_logging("error")
+    body = {"metadata": {"namespace": NAMESPACE}, "spec": REQUEST["spec"]}
+    async with harness() as h:
+        sem = asyncio.Semaphore(20)
+
+        async def make(i: int) -> None:
+            async with sem:
+                await h.create_ready(f"gs-{i:04d}", node=f"node-{'ab'[i % 2]}")
+
+        await asyncio.gather(*(make(i) for i in range(pool)))
+        allocator = await h.allocator()
+        while len(allocator.allocation_cache) < pool:
+            await asyncio.sleep(0.05)
+        for concurrency in (1, 10, 50):
+            latencies: list[float] = []
+            start = time.perf_counter()
+            await _allocate_in_process(
+                allocator, body, concurrency, min(requests, pool // 3), latencies
+            )
+            rate = len(latencies) / (time.perf_counter() - start)
+            print(
+                f"in-process C={concurrency:<3d} {rate:7.1f} alloc/s  p50 {pct(latencies, 0.5):6.1f} ms"
+                f"  p90 {pct(latencies, 0.9):6.1f} ms  p99 {pct(latencies, 0.99):6.1f} ms",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")
@@ -258,9 +312,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=600, help="per phase, our mode")
     parser.add_argument("--stress", type=int, default=0)
     parser.add_argument("--shared", action="store_true", help="stress: replicas share candidates")
+    parser.add_argument("--in-process", action="store_true", help="the allocator alone")
     args = parser.parse_args()
     if args.command == "serve":
         asyncio.run(serve(args.kubeconfig, args.wait, args.replicas))
+        return
+    if args.in_process:
+        asyncio.run(in_process(args.pool, args.requests))
         return
     if args.stress:
         asyncio.run(stress(args.stress, args.pool, not args.shared))

@@ -13,10 +13,12 @@ With `--rounds R` the N GameServers are deleted after each round (waiting until 
 created again, and each round reports the controller's RSS when all are Ready and after they are
 gone, how long after the last Ready the controller's Event writes went on, and how many events the
 controller dropped (its "event buffer full" log lines) up to then and while the GameServers were
-deleted.
+deleted. With `--game-server-set` one GameServerSet of N replicas is created (and deleted) instead,
+so the GameServerSet controller creates the GameServers.
 
     .venv/bin/python -m bench.bench_local_gameservers --game-servers 500
     .venv/bin/python -m bench.bench_local_gameservers --game-servers 1000 --rounds 3 --concurrency 200
+    .venv/bin/python -m bench.bench_local_gameservers --game-servers 1000 --game-server-set
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import structlog
 
 from agones.client.config import load_config
 from agones.client.rest import RESTClient
-from agones.client.versioned.resources import GAME_SERVERS
+from agones.client.versioned.resources import GAME_SERVER_SETS, GAME_SERVERS
 from agones.informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from agones.localcluster.stack import LocalStack, StackOptions
 
@@ -50,6 +52,16 @@ def game_server(name: str) -> dict[str, Any]:
             "ports": [{"name": "default", "portPolicy": "Dynamic", "containerPort": 7654}],
             "template": {"spec": {"containers": [{"name": "game", "image": "example.com/game:1"}]}},
         },
+    }
+
+
+def game_server_set(name: str, replicas: int) -> dict[str, Any]:
+    template = game_server("unused")
+    return {
+        "apiVersion": "agones.dev/v1",
+        "kind": "GameServerSet",
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas, "template": {"spec": template["spec"]}},
     }
 
 
@@ -100,6 +112,7 @@ async def one_round(
     round_: int,
     concurrency: int,
     log: Path,
+    via_set: bool = False,
 ) -> dict[str, Any]:
     ready: dict[str, float] = {}
     all_ready = asyncio.Event()
@@ -125,7 +138,11 @@ async def one_round(
         async with limit:
             await client.create(GAME_SERVERS, game_server(f"gs-{round_}-{i}"), namespace="default")
 
-    await asyncio.gather(*(create(i) for i in range(count)))
+    set_name = f"set-{round_}"
+    if via_set:
+        await client.create(GAME_SERVER_SETS, game_server_set(set_name, count), namespace="default")
+    else:
+        await asyncio.gather(*(create(i) for i in range(count)))
     created = time.perf_counter()
     await asyncio.wait_for(all_ready.wait(), timeout)
     done = time.perf_counter()
@@ -135,12 +152,15 @@ async def one_round(
     rss, hwm = rss_kib(stack.controller_proc.pid)
     events_lag = await events_settled(stack, done)
     dropped_ready = dropped_events(log)
-    await asyncio.gather(
-        *(
-            client.delete(GAME_SERVERS, f"gs-{round_}-{i}", namespace="default")
-            for i in range(count)
+    if via_set:
+        await client.delete(GAME_SERVER_SETS, set_name, namespace="default")
+    else:
+        await asyncio.gather(
+            *(
+                client.delete(GAME_SERVERS, f"gs-{round_}-{i}", namespace="default")
+                for i in range(count)
+            )
         )
-    )
     while informer.indexer.list():
         await asyncio.sleep(0.1)
     gone_rss, gone_hwm = rss_kib(stack.controller_proc.pid)
@@ -186,7 +206,12 @@ def summary(count: int, nodes: int, r: dict[str, Any]) -> dict[str, Any]:
 
 
 async def run(
-    count: int, nodes: int, timeout: float, rounds: int = 1, concurrency: int = 0
+    count: int,
+    nodes: int,
+    timeout: float,
+    rounds: int = 1,
+    concurrency: int = 0,
+    via_set: bool = False,
 ) -> dict[str, Any]:
     logs = Path(tempfile.mkdtemp(prefix="bench-gs-logs-"))
     options = StackOptions(
@@ -204,7 +229,9 @@ async def run(
             for round_ in range(rounds):
                 log = logs / "controller.log"
                 dropped = dropped_events(log)
-                result = await one_round(stack, client, count, timeout, round_, concurrency, log)
+                result = await one_round(
+                    stack, client, count, timeout, round_, concurrency, log, via_set
+                )
                 results.append(summary(count, nodes, result))
                 results[-1]["controller_events_dropped_to_ready"] = (
                     result["dropped_ready"] - dropped
@@ -229,10 +256,22 @@ def main() -> None:
     parser.add_argument(
         "--concurrency", type=int, default=0, help="creates in flight at once (0: all of them)"
     )
+    parser.add_argument(
+        "--game-server-set",
+        action="store_true",
+        help="create one GameServerSet of N replicas (and delete it) instead of N GameServers",
+    )
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     result = asyncio.run(
-        run(args.game_servers, args.nodes, args.timeout, args.rounds, args.concurrency)
+        run(
+            args.game_servers,
+            args.nodes,
+            args.timeout,
+            args.rounds,
+            args.concurrency,
+            args.game_server_set,
+        )
     )
     print(json.dumps(result, indent=2))
 

@@ -2,6 +2,7 @@
 
 `cluster` (session): the local API server by default, or the cluster KUBECONFIG points at.
 `namespace`: a fresh namespace per test module, deleted afterwards.
+Every test gets structlog's configuration back as it found it.
 
 Hypothesis profiles: `ci` (the default) keeps the property-based suites CI-sized and
 deterministic (derandomized, no deadline: the machine is shared); `HYPOTHESIS_PROFILE=thorough`
@@ -14,6 +15,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+import structlog
 from hypothesis import HealthCheck, settings
 
 from tests.cluster import Cluster, start_cluster
@@ -26,6 +28,15 @@ settings.register_profile(
     "thorough", deadline=None, suppress_health_check=_SLOW_OK, max_examples=10 * 100
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _restore_structlog() -> Iterator[None]:
+    """A test that configures logging in-process (a command's `run`) must not change what later
+    tests' `structlog.testing.capture_logs()` sees: put structlog's configuration back."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture(scope="session")

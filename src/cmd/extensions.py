@@ -35,6 +35,7 @@ from ..client.rest import RESTClient
 from ..controller import HealthHandler
 from ..controllers.gameserverallocations import Allocator, AllocatorSettings, Partition
 from ..controllers.gameserverallocations.controller import Extensions as AllocationExtensions
+from ..controllers.gameserverallocations.multicluster import MultiClusterAllocator
 from ..extensions.apiserver import APIServer
 from ..extensions.certs import load_or_generate, self_signed, server_ssl_context
 from ..extensions.server import WebhookServer
@@ -191,7 +192,14 @@ class Extensions:
         settings = AllocatorSettings(
             batch_wait_time=s.allocation_batch_wait_time, partition=s.allocation_partition
         )
-        self.allocator = Allocator(self._client, self._factory, events, s.gates, settings)
+        self.allocator = Allocator(
+            self._client,
+            self._factory,
+            events,
+            s.gates,
+            settings,
+            multi_cluster=MultiClusterAllocator(self._factory, s.gates),
+        )
         self._factory.start()
         self._events_task = asyncio.create_task(events.run())
         await self.allocator.start()

@@ -245,7 +245,16 @@ async def simulate_all(
 
 
 def run(args: argparse.Namespace) -> int:
+    saved = structlog.get_config()
+    # the controllers' info and debug lines would drown the report; put logging back afterwards
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    try:
+        return _run(args)
+    finally:
+        structlog.configure(**saved)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         _import_policy_modules(args.autoscaler_policy_modules)
         trace, info = arrivals(args)

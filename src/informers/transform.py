@@ -13,32 +13,11 @@ whose other fields were dropped.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
 TransformFunc = Callable[[Any], Any]
-
-
-class Transformable(Protocol):
-    """What `ensure_transform` needs of a shared informer (a Protocol, so this module, which the
-    informer's own modules import, does not import the informer back)."""
-
-    name: str
-    fifo: Any
-
-    def set_transform(self, transform: TransformFunc) -> None: ...
-
-
-def ensure_transform(informer: Transformable, transform: TransformFunc) -> None:
-    """Give a shared informer `transform` unless it has it already (every registrant of a shared
-    informer asks for the same one); a different transform already set is a coder error."""
-    current = informer.fifo.transform
-    if current is transform:
-        return
-    if current is not None:
-        raise RuntimeError(f"informer {informer.name} already has another transform")
-    informer.set_transform(transform)
 
 
 def transform_strip_managed_fields(obj: Any) -> Any:

@@ -293,23 +293,20 @@ def conflict_error(info: ResourceInfo, name: str, err: ApplyConflict) -> errors.
 
 
 def check_apply_identity(info: ResourceInfo, config: Obj) -> None:
-    """The 400s structuredMergeManager.Apply gives a configuration for another version, or one
-    carrying managedFields; and one of another kind, which cannot merge with the live object."""
-    version = config.get("apiVersion")
-    if version != info.api_version:
-        shown = version if isinstance(version, str) else ""
-        raise errors.bad_request(
-            "Incorrect version specified in apply patch. "
-            f"Specified patch version: {shown}, expected: {info.api_version}"
-        )
+    """The 400 fieldmanager's versionCheckManager gives a configuration of another group, version
+    or kind than the endpoint's; then structuredMergeManager's for one carrying managedFields."""
+    version, kind = config.get("apiVersion"), config.get("kind")
+    group_version = version if isinstance(version, str) else ""
+    parts = group_version.split("/")
+    if len(parts) > 2:
+        group, ver, kind_name = "", "", ""  # not a group/version: Go's empty GroupVersionKind
+    else:
+        group, ver = (parts[0], parts[1]) if len(parts) == 2 else ("", parts[0])
+        kind_name = kind if isinstance(kind, str) else ""
+    if (group, ver, kind_name) != (info.group, info.version, info.kind):
+        raise errors.bad_request(f"invalid object type: {group}/{ver}, Kind={kind_name}")
     if config["metadata"].get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
-    kind = config.get("kind")
-    if kind != info.kind:
-        raise errors.bad_request(
-            f"the kind of the apply patch ({kind if isinstance(kind, str) else ''}) does not "
-            f"match the kind of the resource ({info.kind})"
-        )
 
 
 async def apply_request(

@@ -230,6 +230,37 @@ def _replicas_errors(obj: Obj, path: str | None) -> list[FieldError]:
     return []
 
 
+def _go_json_type(value: Any) -> str:
+    """The JSON type Go's decoder names in "cannot unmarshal X into ..."."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    names: dict[type, str] = {dict: "object", list: "array", str: "string"}
+    return names.get(type(value), "value")
+
+
+def _scale_shape_error(body: Any) -> str:
+    """Why a body cannot decode as an autoscaling/v1 Scale (empty when it can)."""
+    if body is None:
+        return ""
+    if not isinstance(body, dict):
+        return f"json: cannot unmarshal {_go_json_type(body)} into Go value of type v1.Scale"
+    for key in ("metadata", "spec", "status"):
+        if body.get(key) is not None and not isinstance(body[key], dict):
+            return (
+                f"json: cannot unmarshal {_go_json_type(body[key])} into Go struct field "
+                f"Scale.{key} of type v1.Scale{key.capitalize()}"
+            )
+    rv = (body.get("metadata") or {}).get("resourceVersion")
+    if rv is not None and not isinstance(rv, str):
+        return (
+            f"json: cannot unmarshal {_go_json_type(rv)} into Go struct field "
+            "ObjectMeta.metadata.resourceVersion of type string"
+        )
+    return ""
+
+
 def scale_errors(obj: Obj, scale: Obj | None) -> list[FieldError]:
     """ValidateScaleSpec and ValidateScaleStatus: the replica counts the scale subresource reads
     must be int32s at or above 0 (the label selector, when declared, a string)."""
@@ -515,6 +546,11 @@ class CRDController:
             entry = self.registry.get(info, ns, name)
             current = to_scale(entry.obj)
             body = raw_body if method == "PUT" else _patched_scale(ctype, current, raw_body)
+            shape = _scale_shape_error(body)
+            if shape:
+                raise errors.bad_request(
+                    f'Scale in version "v1" cannot be handled as a Scale: {shape}'
+                )
             replicas = ((body or {}).get("spec") or {}).get("replicas")
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
                 raise errors.invalid(
@@ -550,7 +586,8 @@ class CRDController:
 def _names_resource_version(patch: Any) -> bool:
     """Whether a scale patch carries a resourceVersion precondition."""
     if isinstance(patch, dict):
-        return bool((patch.get("metadata") or {}).get("resourceVersion"))
+        metadata = patch.get("metadata")
+        return isinstance(metadata, dict) and bool(metadata.get("resourceVersion"))
     if isinstance(patch, list):
         return any(
             isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch

@@ -349,10 +349,32 @@ def _array(value: list[Any], schema: Schema, path: str, errs: list[FieldError]) 
             _validate(item, items, f"{path}[{i}]", errs)
 
 
+_LIST_TYPES_BELOW: dict[int, tuple[Schema, bool]] = {}
+
+
+def _has_list_types(schema: Schema) -> bool:
+    """Whether a schema node or any node under it declares x-kubernetes-list-type (remembered per
+    node: CRD schemas live as long as their CRD, and most subtrees have none)."""
+    cached = _LIST_TYPES_BELOW.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    subs = [*(schema.get("properties") or {}).values()]
+    subs += [
+        schema[k] for k in ("items", "additionalProperties") if isinstance(schema.get(k), dict)
+    ]
+    found = "x-kubernetes-list-type" in schema or any(
+        _has_list_types(s) for s in subs if isinstance(s, dict)
+    )
+    _LIST_TYPES_BELOW[id(schema)] = (schema, found)
+    return found
+
+
 def list_type_errors(value: Any, schema: Schema, path: str = "") -> list[FieldError]:
     """listtype.ValidateListSetsAndMaps: duplicates in `set` and `map` lists, a pass of its own
     after the schema's, whose paths name map entries by key (`spec.lists[players].values[1]`)."""
     errs: list[FieldError] = []
+    if not _has_list_types(schema):
+        return errs
     if isinstance(value, dict):
         props = schema.get("properties") or {}
         extra = schema.get("additionalProperties")

@@ -132,7 +132,7 @@ def decode_values(raw: bytes, limit: int | None = None) -> list[Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise json_format.ParseError(f"invalid UTF-8 in request body: {err.reason}") from None
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_constant=_no_constants)
     values: list[Any] = []
     pos = 0
     while limit is None or len(values) < limit:
@@ -148,6 +148,11 @@ def decode_values(raw: bytes, limit: int | None = None) -> list[Any]:
             raise json_format.ParseError("exceeded max depth") from None
         values.append(value)
     return values
+
+
+def _no_constants(name: str) -> Any:
+    """`NaN`, `Infinity`, `-Infinity` are Python's extensions; Go's decoder knows no such value."""
+    raise json_format.ParseError(f"invalid character '{name[0]}' looking for beginning of value")
 
 
 def _go_syntax_error(err: json.JSONDecodeError) -> str:

@@ -346,3 +346,14 @@ def test_scale_subresource_checks_spec_replicas(
     causes = [(c["field"], c["message"]) for c in resp.body["details"]["causes"]]
     assert (".spec.replicas", "Invalid value: -1: should be a non-negative integer") in causes
     assert any(f == "spec.replicas" for f, _ in causes), causes
+
+
+def test_scale_body_of_the_wrong_shape_is_400(
+    cluster: Cluster, namespace: str, widgets: CRD
+) -> None:
+    cluster.api.post(widgets.path(namespace), widgets.obj("scale-shape", {"replicas": 1}))
+    body = {"metadata": [{"name": "scale-shape"}], "spec": {"replicas": 2}}
+    resp = cluster.api.put(widgets.path(namespace, "scale-shape", "scale"), body)
+    assert resp.status == 400, resp
+    assert resp.body["reason"] == "BadRequest"
+    assert cluster.api.get(widgets.path(namespace, "scale-shape")).body["spec"]["replicas"] == 1

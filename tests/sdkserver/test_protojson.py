@@ -7,7 +7,7 @@ from google.protobuf import json_format
 
 from agones.sdk.proto import sdk_pb2
 from agones.sdk.proto.beta import beta_pb2
-from agones.sdkserver.protojson import marshal, unmarshal
+from agones.sdkserver.protojson import decode_values, marshal, unmarshal
 
 
 def test_empty_game_server_emits_every_field() -> None:
@@ -92,3 +92,47 @@ def test_keys_follow_declaration_order() -> None:
         "counters",
         "lists",
     ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "limit", "expected"),
+    [
+        pytest.param(b"", 1, [], id="empty"),
+        pytest.param(b' {"a": 1} {"b": 2}', 1, [{"a": 1}], id="first-value-only"),
+        pytest.param(b'{"a": 1}\n{"b": 2}', None, [{"a": 1}, {"b": 2}], id="stream"),
+        pytest.param(b"{", 1, "unexpected EOF", id="cut-short"),
+        pytest.param(b"x", 1, "invalid character 'x' looking for beginning of value", id="junk"),
+        pytest.param(
+            b'{"a": NaN}', 1, "invalid character 'N' looking for beginning of value", id="nan"
+        ),
+        pytest.param(b"\xff", 1, "invalid UTF-8 in request body: invalid start byte", id="utf8"),
+        pytest.param(b"[" * 100_000, 1, "exceeded max depth", id="too-deep"),
+    ],
+)
+def test_decode_values(raw: bytes, limit: int | None, expected: object) -> None:
+    if isinstance(expected, list):
+        assert decode_values(raw, limit) == expected
+    else:
+        with pytest.raises(json_format.ParseError) as err:
+            decode_values(raw, limit)
+        assert str(err.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        pytest.param(123, "proto: syntax error (line 1:1): unexpected token 123", id="number"),
+        pytest.param("x", 'proto: syntax error (line 1:1): unexpected token "x"', id="string"),
+        pytest.param([], "proto: syntax error (line 1:1): unexpected token [", id="array"),
+        pytest.param(None, "proto: syntax error (line 1:1): unexpected token null", id="null"),
+        pytest.param(
+            {"countDiff": 2**70},
+            "Failed to parse countDiff field: Value out of range: 1180591620717411303424.",
+            id="out-of-range",
+        ),
+    ],
+)
+def test_unmarshal_refuses_what_is_no_request(data: object, message: str) -> None:
+    with pytest.raises(json_format.ParseError) as err:
+        unmarshal(data, beta_pb2.CounterUpdateRequest())
+    assert str(err.value) == message

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.codegen import crds, k8s_protobuf, typed_clients
+from tools.codegen import chart, crds, k8s_protobuf, typed_clients
 
 Generator = Callable[[Path], dict[str, str]]
 
@@ -24,6 +24,7 @@ def _protos(root: Path) -> dict[str, str]:
 
 GENERATORS: dict[str, Generator] = {
     "crds": crds.generate,
+    "chart-crds": chart.generate,
     "typed-clients": typed_clients.generate,
     "protos": _protos,
     "k8s-protobuf": k8s_protobuf.generate,
@@ -32,6 +33,7 @@ GENERATORS: dict[str, Generator] = {
 # Folders whose every file must come from a generator (stale leftovers fail --check).
 OWNED_DIRS: dict[str, tuple[str, ...]] = {
     "crds": ("crds",),
+    "chart-crds": (chart.OUT_DIR,),
     "typed-clients": typed_clients.OWNED,
     "protos": ("src/sdk/proto", "src/allocator/proto"),
 }

@@ -12,6 +12,7 @@ here; `bench/bench_allocation.py --stress` runs 20,000 and prints the same count
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 from collections import Counter
@@ -70,6 +71,14 @@ async def stress(
     background: set[asyncio.Task[None]] = set()
     loop = asyncio.get_running_loop()
 
+    readied = asyncio.Event()
+
+    async def ready_and_tell(name: str, epoch: int) -> None:
+        nonlocal readied
+        await ready_again(h, name, epoch)
+        readied.set()
+        readied = asyncio.Event()
+
     async def client(n: int) -> None:
         nonlocal issued
         while issued < total:
@@ -92,7 +101,11 @@ async def stress(
             state = str(out.status.state)
             tally.outcomes[state] += 1
             if state != "Allocated":
-                await asyncio.sleep(0.001)
+                # nothing Ready in this replica's view: wait for the next server to come back
+                # (or a second) rather than spin, so the share of Allocated answers does not
+                # depend on how fast a loaded machine re-readies servers
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(readied.wait(), 1.0)
                 continue
             name = out.status.game_server_name
             assert isinstance(name, str)
@@ -102,7 +115,7 @@ async def stress(
                 tally.doubles.append(key)
             tally.handed.add(key)
             epochs[name] += 1
-            task = asyncio.create_task(ready_again(h, name, epochs[name]))
+            task = asyncio.create_task(ready_and_tell(name, epochs[name]))
             background.add(task)
             task.add_done_callback(background.discard)
 

@@ -121,7 +121,16 @@ class GameServerSelector(LabelSelector, rename="camel", omit_defaults=True):
         except SelectorError:
             raise ValueError("GameServerSelector.validate() must pass before matches()") from None
 
+        state = self.game_server_state if isinstance(self.game_server_state, str) else None
+
         def match(gs: GameServer) -> bool:
+            # The state first: it is the cheap test, and the one Allocated servers fail when a
+            # Packed list (Allocated first) is scanned for a Ready one.
+            status = gs.status
+            if state is not None and (
+                not isinstance(status, GameServerStatus) or _get(status.state, "") != state
+            ):
+                return False
             metadata = gs.metadata if isinstance(gs.metadata, ObjectMeta) else _EMPTY_META
             if not selector.matches(metadata.get_labels()):
                 return False
