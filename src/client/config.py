@@ -3,7 +3,8 @@
 `load_kube_config(path, context)` reads the current (or named) context: server, CA (file or data),
 `insecure-skip-tls-verify`, client certificate/key (file or data), bearer token (or token file,
 re-read once a minute for rotation) and basic auth. `in_cluster_config()` reads `KUBERNETES_SERVICE_HOST/PORT` and the mounted service
-account. `load_config(path)` picks: explicit path, `$KUBECONFIG`, in-cluster, then `~/.kube/config`.
+account (in `$AGONES_SERVICE_ACCOUNT_DIR` when set: where the local cluster's kubelet puts it when
+it cannot mount it). `load_config(path)` picks: explicit path, `$KUBECONFIG`, in-cluster, then `~/.kube/config`.
 QPS/burst default to Agones' Helm values (400/500). Errors are `ConfigError` with a clear message.
 """
 
@@ -24,6 +25,9 @@ import yaml
 from ..version import VERSION
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+SERVICE_ACCOUNT_DIR_ENV = "AGONES_SERVICE_ACCOUNT_DIR"
+"""Where the service-account files are when they cannot be mounted at `SERVICE_ACCOUNT_DIR` (the
+local cluster's kubelet without mount namespaces sets it)."""
 TOKEN_FILE_REFRESH = 60.0  # seconds between re-reads of a token file
 
 
@@ -166,7 +170,9 @@ def load_kube_config(path: str | os.PathLike[str], context: str | None = None) -
     )
 
 
-def in_cluster_config(sa_dir: Path = SERVICE_ACCOUNT_DIR) -> Config:
+def in_cluster_config(sa_dir: Path | None = None) -> Config:
+    if sa_dir is None:
+        sa_dir = Path(os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR)
     host = os.environ.get("KUBERNETES_SERVICE_HOST")
     port = os.environ.get("KUBERNETES_SERVICE_PORT")
     if not host or not port:

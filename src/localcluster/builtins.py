@@ -11,6 +11,7 @@ import base64
 import binascii
 import copy
 import ipaddress
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -98,16 +99,34 @@ def _qos_class(containers: list[Any]) -> str:
     return "Burstable"
 
 
-class ClusterIPAllocator:
-    """Hands out Service ClusterIPs from 10.96.0.0/12, like the default service CIDR."""
+SERVICE_RANGE = "127.253.0.0/16"
+"""Where Service ClusterIPs come from: loopback, so no Service address is ever a private or public
+one on this machine (the service proxy listens on them; `serviceproxy.py`). Each API server takes
+one /24 of it at random (so local clusters side by side rarely share addresses); its first address
+is `default/kubernetes`'s."""
 
-    def __init__(self) -> None:
-        self._net = ipaddress.ip_network("10.96.0.0/12")
+
+def service_subnet() -> ipaddress.IPv4Network:
+    """A random /24 of `SERVICE_RANGE`."""
+    base = ipaddress.IPv4Network(SERVICE_RANGE)
+    return ipaddress.IPv4Network(f"{base[random.randrange(256) * 256]}/24")
+
+
+class ClusterIPAllocator:
+    """Hands out Service ClusterIPs from one /24 of `SERVICE_RANGE` (`.1` is the kubernetes
+    Service's)."""
+
+    def __init__(self, subnet: ipaddress.IPv4Network | None = None) -> None:
+        self._net = subnet or service_subnet()
         self._next = 2
+
+    @property
+    def kubernetes_ip(self) -> str:
+        return str(self._net[1])
 
     def allocate(self) -> str:
         ip = str(self._net[self._next])
-        self._next += 1
+        self._next = self._next % (self._net.num_addresses - 3) + 2
         return ip
 
 

@@ -10,6 +10,7 @@ against the version's structural schema (`schema.py`); scale subresource request
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from aiohttp import web
 
 from ..apis import field as fielderr
 from ..apis.field import FieldError
+from ..informers.labels import label_selector_as_selector
 from . import errors, limits, schema
 from .deletion import DeleteOptions
 from .handlers import ResourceHandler
@@ -499,10 +501,11 @@ class CRDController:
     ) -> web.StreamResponse:
         from .table import jsonpath
 
-        paths = info.custom.scale or {}
+        paths = (info.custom.scale if info.custom is not None else None) or {}
         spec_path = paths.get("specReplicasPath", ".spec.replicas")
         status_path = paths.get("statusReplicasPath", ".status.replicas")
         selector_path = paths.get("labelSelectorPath")
+        builtin = info.custom is None  # apps/v1 Deployments and ReplicaSets
 
         def to_scale(obj: Obj) -> Obj:
             md = obj["metadata"]
@@ -516,6 +519,10 @@ class CRDController:
                 sel = jsonpath(obj, selector_path)
                 if sel:
                     status["selector"] = sel
+            elif builtin:
+                with contextlib.suppress(ValueError):
+                    sel = (obj.get("spec") or {}).get("selector")
+                    status["selector"] = str(label_selector_as_selector(sel))
             return {
                 "kind": "Scale",
                 "apiVersion": "autoscaling/v1",

@@ -4,7 +4,9 @@ One `Kubelet` serves every simulated node from one pod informer. For each pod bo
 nodes it starts a `PodRunner`, which either
 * runs the containers as LOCAL PROCESSES, when a container has a `command` or its image maps to a
   local program (`IMAGE_PROGRAMS`: Agones' simple-game-server image → `examples/simple-game-server`,
-  the Agones SDK image → `agones sdkserver`), each pod in its own network namespace
+  agones-py's own images `*/agones-{controller,extensions,allocator,ping}:*` → `agones` with
+  `args`, by default the component's sub-command, as the images' ENTRYPOINT/CMD; `*/agones-sdk:*`
+  → `agones sdkserver` + `args`), each pod in its own network namespace
   (`netns.PodNetwork`) with its host ports forwarded from `<node address>:<hostPort>` and, when
   free, `127.0.0.1:<hostPort>`, and the API server's port reachable on the pod's own loopback; the
   pod's env (fieldRef `metadata.*` and `status.*IP` resolved) plus `KUBECONFIG` for the sidecar;
@@ -30,11 +32,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import os
+import random
 import re
 import signal
 import socket
 import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,42 +49,56 @@ import aiohttp
 import structlog
 
 from ..client.errors import ApiError
-from ..client.rest import RESTClient
-from ..client.versioned.resources import PODS
+from ..client.rest import Resource, RESTClient
+from ..client.versioned.resources import PODS, SECRETS
 from ..featuregates import FeatureGates
 from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from .meta import now_rfc3339
 from .netns import PodNetwork, netns_supported
+from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.kubelet")
 
 SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
+POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
+"""Pods in a network namespace of their own (but GameServers' pods) get an address here, where
+their declared container ports are relayed (so Services reach them); loopback only."""
+CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SIDECAR_NAME = "agones-gameserver-sidecar"
 SIDECAR_MIN_GRACE = 2.0
 """Seconds a native sidecar gets after the app containers, however little grace is left (the
 kubelet's minimum grace period when it kills a container)."""
 
-IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str]]] = [
+AGONES = [sys.executable, "-m", "agones"]
+IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str], list[str]]] = [
     (
         re.compile(r"(^|/)simple-game-server(:|@|$)"),
         [sys.executable, str(REPO_ROOT / "examples" / "simple-game-server")],
+        [],
     ),
-    (re.compile(r"(^|/)agones-sdk(:|@|$)"), [sys.executable, "-m", "agones", "sdkserver"]),
+    (re.compile(r"(^|/)agones-sdk(:|@|$)"), [*AGONES, "sdkserver"], []),
+    *(
+        (re.compile(rf"(^|/)agones-{command}(:|@|$)"), AGONES, [command])
+        for command in ("controller", "extensions", "allocator", "ping")
+    ),
 ]
+"""Image → (ENTRYPOINT, CMD) of the images the repository's Dockerfile builds: `agones` with the
+component as its default command (the SDK image's entrypoint is `agones sdkserver`)."""
 
 
 def program_for(container: dict[str, Any]) -> list[str] | None:
-    """The argv that runs this container locally (command + args), or None (simulate)."""
+    """The argv that runs this container locally, or None (simulate). As a container runtime
+    does: `command` replaces the image's ENTRYPOINT, `args` its CMD."""
     args = [str(a) for a in container.get("args") or []]
     if container.get("command"):
         return [str(c) for c in container["command"]] + args
     image = str(container.get("image") or "")
-    for pattern, argv in IMAGE_PROGRAMS:
+    for pattern, entrypoint, cmd in IMAGE_PROGRAMS:
         if pattern.search(image):
-            return [*argv, *args]
+            return [*entrypoint, *(args if "args" in container else cmd)]
     return None
 
 
@@ -111,11 +131,65 @@ def resolve_env(container: dict[str, Any], pod: dict[str, Any], node_ip: str) ->
     return env
 
 
+def probe_port(container: dict[str, Any], http: dict[str, Any]) -> int:
+    """An httpGet probe's port: a number, or the name of one of the container's ports."""
+    port = http.get("port")
+    if isinstance(port, str) and not port.isdigit():
+        named = [p for p in container.get("ports") or [] if p.get("name") == port]
+        return int(named[0]["containerPort"]) if named else 0
+    return int(port or 0)
+
+
+def pod_state_dir(config: KubeletConfig) -> Path:
+    """Where pods' files go: `config.state_dir`, else a directory under the temporary one."""
+    return Path(config.state_dir or Path(tempfile.gettempdir()) / "agones-local-pods")
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         port: int = s.getsockname()[1]
         return port
+
+
+class PodIPs:
+    """Hands out `POD_CIDR` addresses, one per pod uid, process-wide (so two local clusters in
+    one process never give two pods one address)."""
+
+    def __init__(self) -> None:
+        self._by_uid: dict[str, str] = {}
+        self._next = random.randrange(POD_CIDR.num_addresses)
+
+    def allocate(self, uid: str, free: Callable[[str], bool] = lambda _ip: True) -> str:
+        """An address no pod of this process holds and `free` accepts (another process's local
+        cluster may be using it: its ports are then taken)."""
+        if uid in self._by_uid:
+            return self._by_uid[uid]
+        taken = set(self._by_uid.values())
+        while True:
+            ip = str(POD_CIDR[self._next % (POD_CIDR.num_addresses - 2) + 1])
+            self._next += 1
+            if ip not in taken and free(ip):
+                self._by_uid[uid] = ip
+                return ip
+
+    def release(self, uid: str) -> None:
+        self._by_uid.pop(uid, None)
+
+
+POD_IPS = PodIPs()
+
+
+def _bindable(ip: str, ports: list[tuple[int, str]]) -> bool:
+    """Whether every (port, protocol) can be bound on `ip` now."""
+    for port, protocol in ports:
+        kind = socket.SOCK_DGRAM if protocol == "UDP" else socket.SOCK_STREAM
+        with socket.socket(socket.AF_INET, kind) as sock:
+            try:
+                sock.bind((ip, port))
+            except OSError:
+                return False
+    return True
 
 
 @dataclass
@@ -133,6 +207,10 @@ class KubeletConfig:
     """Where container output goes (`<namespace>_<pod>_<container>.log`); None: discarded."""
     simulate_all: bool = False
     """Simulate every pod (benchmarks)."""
+    in_cluster: InCluster | None = None
+    """The API server's HTTPS port for pods' in-cluster config (None: no service-account files)."""
+    state_dir: str | None = None
+    """Where pods' volume and service-account files go (None: a temporary directory)."""
 
 
 class Container:
@@ -152,6 +230,8 @@ class Container:
         """An init container with restartPolicy Always (runs beside the others, then stops)."""
         self.stopped = False
         """Stopped for good (the pod finished): not restarted."""
+        self.probe_ready = not (spec.get("readinessProbe") or {}).get("httpGet")
+        """The readiness probe's last answer (True without an httpGet readiness probe)."""
 
     def status(self) -> dict[str, Any]:
         state: dict[str, Any]
@@ -165,7 +245,7 @@ class Container:
             "name": self.name,
             "image": self.spec.get("image", ""),
             "imageID": "",
-            "ready": self.proc is not None and self.terminated is None,
+            "ready": self.proc is not None and self.terminated is None and self.probe_ready,
             "started": self.proc is not None and self.terminated is None,
             "restartCount": self.restart_count,
             "state": state,
@@ -189,6 +269,8 @@ class PodRunner:
         self.containers: list[Container] = []
         self.sim: SimulatedGame | None = None
         self.net: PodNetwork | None = None
+        self.pod_ip = node_ip
+        self.files: PodFiles | None = None
         self.terminating = False
         self._tasks: list[asyncio.Task[Any]] = []
         self.start_task: asyncio.Task[None] | None = None
@@ -241,8 +323,8 @@ class PodRunner:
                 "phase": self._phase,
                 "hostIP": self.node_ip,
                 "hostIPs": [{"ip": self.node_ip}],
-                "podIP": self.node_ip,
-                "podIPs": [{"ip": self.node_ip}],
+                "podIP": self.pod_ip,
+                "podIPs": [{"ip": self.pod_ip}],
                 "startTime": self._start_time,
                 "conditions": conditions,
                 "containerStatuses": statuses,
@@ -324,9 +406,13 @@ class PodRunner:
         ]
         use_netns = cfg.use_netns if cfg.use_netns is not None else netns_supported()
         remap: dict[str, str] = {}
+        self.files = await self._prepare_files()
         if use_netns:
             self.net = await PodNetwork.create()
             await self.net.expose_host_port(cfg.api_port, ("127.0.0.1", cfg.api_port))
+            if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
+                port = cfg.in_cluster.port
+                await self.net.expose_host_port(port, ("127.0.0.1", port))
         else:
             sidecar = {
                 "GRPC": free_port(),
@@ -357,7 +443,11 @@ class PodRunner:
                     env["PORT"] = str(ports[0]["hostPort"])
             if argv is None:
                 argv = [sys.executable, "-c", "import signal; signal.pause()"]
+            argv = self.files.container_argv(c, argv)
+            env = self.files.container_env(c, env)
             self.containers.append(Container(c, argv, env))
+        if self.net is not None and self._own_ip():
+            await self._forward_pod_ports()
         if self.net is not None:
             for c in ordered:
                 for p in c.get("ports") or []:
@@ -379,6 +469,76 @@ class PodRunner:
             probe = container.spec.get("livenessProbe") or {}
             if (probe.get("httpGet") or {}).get("port"):
                 self._tasks.append(asyncio.create_task(self._probe(container, probe)))
+            readiness = container.spec.get("readinessProbe") or {}
+            if (readiness.get("httpGet") or {}).get("port"):
+                self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
+
+    def _own_ip(self) -> bool:
+        """Whether the pod gets an IP of its own: in its namespace, declaring a container port
+        without a host port, and not a GameServer's pod (those keep the node's address, which
+        Agones reports)."""
+        labels = self.pod["metadata"].get("labels") or {}
+        return "agones.dev/gameserver" not in labels and bool(self._pod_ports())
+
+    def _pod_ports(self) -> list[tuple[int, str]]:
+        spec = self.pod.get("spec") or {}
+        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        ports = [p for c in every for p in c.get("ports") or [] if p.get("containerPort")]
+        if all(p.get("hostPort") for p in ports):
+            return []
+        return sorted({(int(p["containerPort"]), p.get("protocol") or "TCP") for p in ports})
+
+    async def _forward_pod_ports(self) -> None:
+        """Give the pod an address of its own and relay its declared container ports there."""
+        assert self.net is not None
+        ports = self._pod_ports()
+        self.pod_ip = POD_IPS.allocate(self.uid, lambda ip: _bindable(ip, ports))
+        for port, protocol in ports:
+            await self.net.forward_host_port(self.pod_ip, port, port, protocol)
+
+    async def _prepare_files(self) -> PodFiles:
+        """The pod's volume and service-account files, once its Secrets and ConfigMaps exist."""
+        sources: dict[tuple[str, str], dict[str, Any] | None] = {}
+        resources = {"secret": SECRETS, "configMap": CONFIG_MAPS}
+        while True:
+            for kind, name in volume_sources(self.pod):
+                try:
+                    sources[(kind, name)] = await self.kubelet.client.get(
+                        resources[kind], name, namespace=self.namespace
+                    )
+                except ApiError as err:
+                    if err.status_code != 404:
+                        raise
+                    sources[(kind, name)] = None
+            try:
+                return PodFiles.prepare(
+                    self.pod,
+                    pod_state_dir(self.kubelet.config),
+                    sources,
+                    self.kubelet.config.in_cluster,
+                )
+            except MissingVolumeSource as err:
+                if self.terminating:
+                    raise
+                log.info("waiting for volume source", pod=self.name, error=str(err))
+                await asyncio.sleep(1.0)
+
+    async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
+        http = probe.get("httpGet") or {}
+        port, path = probe_port(container.spec, http), str(http.get("path") or "/")
+        period = float(probe.get("periodSeconds") or 10)
+        failures_needed = int(probe.get("failureThreshold") or 3)
+        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
+        failures = 0
+        while not self.terminating and not container.stopped:
+            running = container.proc is not None and container.proc.returncode is None
+            code = await self._http_get(port, path, self.pod_ip) if running else 0
+            failures = 0 if 200 <= code < 400 else failures + 1
+            ready = failures == 0 or (container.probe_ready and failures < failures_needed)
+            if ready != container.probe_ready:
+                container.probe_ready = ready
+                await self.write_status()
+            await asyncio.sleep(min(period, 1.0) if not ready else period)
 
     async def _forward(self, host_port: int, container_port: int, protocol: str) -> None:
         assert self.net is not None
@@ -474,7 +634,7 @@ class PodRunner:
 
     async def _probe(self, container: Container, probe: dict[str, Any]) -> None:
         http = probe.get("httpGet") or {}
-        port = int(http.get("port") or 0)
+        port = probe_port(container.spec, http)
         path = str(http.get("path") or "/")
         if self.net is None and port == 8080:
             port = self._health_port
@@ -498,13 +658,13 @@ class PodRunner:
                     failures = 0
             await asyncio.sleep(period)
 
-    async def _http_get(self, port: int, path: str) -> int:
+    async def _http_get(self, port: int, path: str, host: str = "127.0.0.1") -> int:
         if self.net is not None:
             return await self.net.http_get(port, path)
         from .netns import http_status
 
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1)
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1)
         except (OSError, TimeoutError):
             return 0
         return await http_status(reader, writer, path, 1.0)
@@ -575,6 +735,10 @@ class PodRunner:
         if self.net is not None:
             await self.net.close()
             self.net = None
+        if self.pod_ip != self.node_ip:
+            POD_IPS.release(self.uid)
+        if self.files is not None:
+            self.files.remove()
 
 
 class Kubelet:

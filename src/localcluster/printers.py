@@ -86,6 +86,17 @@ def _event_object(ev: Obj) -> str:
     return f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
 
 
+def _endpoints(o: Any) -> str:
+    """`ip:port` of every ready address and port, as kubectl prints them."""
+    out = [
+        f"{a.get('ip')}:{p.get('port')}"
+        for subset in o.get("subsets") or []
+        for a in subset.get("addresses") or []
+        for p in subset.get("ports") or []
+    ]
+    return ",".join(out) or "<none>"
+
+
 BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
     ("", "namespaces"): [_col("Status", lambda o: (o.get("status") or {}).get("phase", ""))],
     ("", "pods"): [
@@ -133,6 +144,26 @@ BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
         ),
         _col("Up-to-date", lambda o: (o.get("status") or {}).get("updatedReplicas", 0), "integer"),
         _col("Available", lambda o: (o.get("status") or {}).get("availableReplicas", 0), "integer"),
+    ],
+    ("", "endpoints"): [_col("Endpoints", _endpoints)],
+    ("discovery.k8s.io", "endpointslices"): [
+        _col("AddressType", lambda o: o.get("addressType", "")),
+        _col(
+            "Ports",
+            lambda o: ",".join(str(p.get("port")) for p in o.get("ports") or []) or "<unset>",
+        ),
+        _col(
+            "Endpoints",
+            lambda o: (
+                ",".join(a for e in o.get("endpoints") or [] for a in e.get("addresses") or [])
+                or "<unset>"
+            ),
+        ),
+    ],
+    ("apps", "replicasets"): [
+        _col("Desired", lambda o: (o.get("spec") or {}).get("replicas", 0), "integer"),
+        _col("Current", lambda o: (o.get("status") or {}).get("replicas", 0), "integer"),
+        _col("Ready", lambda o: (o.get("status") or {}).get("readyReplicas", 0), "integer"),
     ],
     ("coordination.k8s.io", "leases"): [
         _col("Holder", lambda o: (o.get("spec") or {}).get("holderIdentity", ""))

@@ -20,7 +20,7 @@ from ..apis.field import FieldError
 from ..apis.meta.labelselector import EVERYTHING
 from ..jsonpatch import PatchError
 from ..jsonpatch import apply_patch as apply_json_patch
-from . import deletion, errors, managedfields, meta, podadmission, quantities
+from . import apps, deletion, errors, managedfields, meta, podadmission, quantities
 from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .decoding import cannot_handle, drop_unknown_fields, guarded
@@ -45,10 +45,16 @@ class Registry:
         self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
         self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
         self.listeners: list[Listener] = []
-        self.create_hooks = create_hooks(ClusterIPAllocator())
+        self.cluster_ips = ClusterIPAllocator()
+        self.create_hooks = create_hooks(self.cluster_ips)
         self._custom_merge_keys: dict[int, tuple[Any, PatchMeta]] = {}
         # Checks of a kind's whole object on update (the CRD controller registers its own).
-        self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {}
+        self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {
+            ("apps", "Deployment"): apps.validate_deployment,
+            ("apps", "ReplicaSet"): apps.validate_replicaset,
+        }
+        self.create_hooks[("apps", "Deployment")] = apps.create_deployment
+        self.create_hooks[("apps", "ReplicaSet")] = apps.create_replicaset
         # Called by CRD-backed resources to default, prune and validate (see crd.py).
         # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
         self.graceful_pod_deletion = False

@@ -1,7 +1,7 @@
 """What the server knows about each resource it serves: names, scope, subresources, selectors.
 
 A `ResourceInfo` is the unit of routing, discovery and storage. Built-in kinds are declared here
-(`builtin_resources()`, including a few stored-only ones: RBAC, Deployments, PDBs, PriorityClasses); custom resources get one per served version from `crd.py`. Storage is keyed by
+(`builtin_resources()`, including a few stored-only ones: RBAC, PDBs, PriorityClasses); custom resources get one per served version from `crd.py`. Storage is keyed by
 `<group>/<plural>` whatever the version, so every served version of a CRD shares its objects.
 """
 
@@ -249,6 +249,8 @@ _TOP_FIELDS = {
     "RoleBinding": ("subjects", "roleRef"),
     "ClusterRoleBinding": ("subjects", "roleRef"),
     "Deployment": ("spec", "status"),
+    "EndpointSlice": ("addressType", "endpoints", "ports"),
+    "ReplicaSet": ("spec", "status"),
     "PodDisruptionBudget": ("spec", "status"),
     "PriorityClass": ("value", "globalDefault", "description", "preemptionPolicy"),
 }
@@ -336,6 +338,18 @@ def _builtin_resources() -> list[ResourceInfo]:
             "Endpoints",
             True,
             ("ep",),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta(),
+        ),
+        ResourceInfo(
+            "discovery.k8s.io",
+            "v1",
+            "endpointslices",
+            "EndpointSlice",
+            True,
+            (),
             (),
             frozenset(),
             dict(COMMON_FIELDS),
@@ -466,7 +480,8 @@ def _builtin_resources() -> list[ResourceInfo]:
 
 def _stored_only(status: frozenset[str]) -> list[ResourceInfo]:
     """Kinds a cluster's manifests carry that are stored and served here but that nothing acts on
-    (no RBAC enforcement, no Deployment controller): so a chart's YAML applies as a whole."""
+    (no RBAC enforcement, no PDB controller): so a chart's YAML applies as a whole. Deployments
+    and ReplicaSets are run by `deployment.py` / `replicaset.py` when the stack is up."""
     rbac = "rbac.authorization.k8s.io"
     rule_meta = _meta()
     return [
@@ -509,20 +524,29 @@ def _stored_only(status: frozenset[str]) -> list[ResourceInfo]:
             dict(COMMON_FIELDS),
             rule_meta,
         ),
-        ResourceInfo(
-            "apps",
-            "v1",
-            "deployments",
-            "Deployment",
-            True,
-            ("deploy",),
-            ("all",),
-            status,
-            dict(COMMON_FIELDS),
-            _meta(
-                {**_pod_spec_meta(("spec", "template", "spec")), ("status", "conditions"): "type"}
-            ),
-            generation=True,
+        *(
+            ResourceInfo(
+                "apps",
+                "v1",
+                plural,
+                kind,
+                True,
+                (short,),
+                ("all",),
+                status | {"scale"},
+                dict(COMMON_FIELDS),
+                _meta(
+                    {
+                        **_pod_spec_meta(("spec", "template", "spec")),
+                        ("status", "conditions"): "type",
+                    }
+                ),
+                generation=True,
+            )
+            for plural, kind, short in (
+                ("deployments", "Deployment", "deploy"),
+                ("replicasets", "ReplicaSet", "rs"),
+            )
         ),
         ResourceInfo(
             "policy",

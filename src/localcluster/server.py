@@ -67,6 +67,9 @@ class ServerOptions:
     """Seconds between BOOKMARK events on watches that allow them."""
     event_ttl: float = 3600.0
     """Seconds after its last write an Event is deleted (kube-apiserver's --event-ttl)."""
+    in_cluster_tls: bool = False
+    """Also serve HTTPS on a second port (`in_cluster_port`, CA `in_cluster_ca_pem`) for pods'
+    in-cluster config, which only speaks HTTPS; with `tls` the main port serves them."""
     graceful_pod_deletion: bool = False
     """Delete scheduled pods gracefully (deletionTimestamp first), as a cluster does; only useful
     with a kubelet (simulated nodes) that finishes the deletion with gracePeriodSeconds=0."""
@@ -127,6 +130,8 @@ class LocalAPIServer:
         self.ca_file: str | None = None
         self.ca_pem: bytes | None = None
         self.port = 0
+        self.in_cluster_port = 0
+        self.in_cluster_ca_pem: bytes | None = None
 
     def add_subresource(
         self,
@@ -185,12 +190,29 @@ class LocalAPIServer:
         )
         scheme = "https" if opts.tls else "http"
         self.url = f"{scheme}://{opts.host}:{self.port}"
+        self.in_cluster_port, self.in_cluster_ca_pem = self.port, self.ca_pem
+        if opts.in_cluster_tls and not opts.tls:
+            await self._serve_in_cluster_tls(tmp)
         await self._create_kubernetes_service()
         self.kubeconfig = str(
             write_kubeconfig(
                 opts.kubeconfig or tmp / "kubeconfig", self.url, self.ca_pem, opts.token
             )
         )
+
+    async def _serve_in_cluster_tls(self, tmp: Path) -> None:
+        assert self._runner is not None
+        cert = make_ca_and_cert((self.options.host, "localhost"))
+        (tmp / "in-cluster.crt").write_bytes(cert.cert_pem)
+        (tmp / "in-cluster.key").write_bytes(cert.key_pem)
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(tmp / "in-cluster.crt", tmp / "in-cluster.key")
+        site = web.TCPSite(self._runner, self.options.host, 0, ssl_context=ctx)
+        await site.start()
+        server = site._server
+        assert isinstance(server, asyncio.base_events.Server)
+        self.in_cluster_port = int(server.sockets[0].getsockname()[1])
+        self.in_cluster_ca_pem = cert.ca_pem
 
     async def _create_kubernetes_service(self) -> None:
         """default/kubernetes, as every cluster has: the API server's own Service and Endpoints."""
@@ -203,7 +225,7 @@ class LocalAPIServer:
                 "name": "kubernetes",
                 "labels": {"component": "apiserver", "provider": "kubernetes"},
             },
-            "spec": {"clusterIP": "10.96.0.1", "ports": [port]},
+            "spec": {"clusterIP": self.registry.cluster_ips.kubernetes_ip, "ports": [port]},
         }
         await self.registry.create(svc_info, "default", svc, system=True)
         subset = {

@@ -58,10 +58,15 @@ from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..record import EventBroadcaster
+from .deployment import DeploymentController
+from .endpoints import EndpointsController
 from .errors import StatusError
 from .kubelet import Kubelet, KubeletConfig
+from .podfiles import InCluster
+from .replicaset import ReplicaSetController
 from .scheduler import Scheduler, node_object
 from .server import LocalAPIServer, ServerOptions
+from .serviceproxy import ServiceProxy
 from .services import ADDRESS_ANNOTATION
 from .spawn import start_process
 
@@ -85,6 +90,8 @@ APISERVICES = Resource("apiregistration.k8s.io", "v1", "apiservices", namespaced
 SYSTEM_NAMESPACE = "agones-system"
 SDK_SERVICE_ACCOUNT = "agones-sdk"
 USER_AGENT = "agones-local-kubelet"
+IN_CLUSTER_TOKEN = "agones-local-service-account"
+"""The token pods' in-cluster config carries (the stack's API server asks for none)."""
 """User-Agents of the in-process clients (the kubelets; `-scheduler`; `-sdkserver` for the
 simulated sidecars), so the write counter can tell them apart."""
 
@@ -122,6 +129,10 @@ class StackOptions:
     """Run the allocator service (`agones allocator`, gRPC + REST on one mTLS port) as a child."""
     allocator_port: int = 0
     """Its port on 127.0.0.1 (0: a free one)."""
+    agones: bool = True
+    """Install and run agones-py's own components (CRDs, webhooks, allocation API, controller,
+    allocator); False: a bare cluster (API server, nodes, scheduler, kubelets, deployment,
+    replicaset and endpoints controllers, service proxy) for `helm install` to fill."""
     allocator_certs_dir: str | None = None
     """Where its generated certificates go (`tls/`, `client-ca/`, `client/`; None: a temporary
     directory)."""
@@ -223,6 +234,7 @@ class LocalStack:
                 kubeconfig=self.options.kubeconfig,
                 graceful_pod_deletion=True,
                 bookmark_interval=5.0,
+                in_cluster_tls=True,
             )
         )
         self.writes = WriteCounter()
@@ -230,6 +242,10 @@ class LocalStack:
         self.factory: SharedInformerFactory | None = None
         self.kubelet: Kubelet | None = None
         self.scheduler: Scheduler | None = None
+        self.replica_sets: ReplicaSetController | None = None
+        self.deployments: DeploymentController | None = None
+        self.endpoints: EndpointsController | None = None
+        self.service_proxy: ServiceProxy | None = None
         self.extensions: list[tuple[WebhookServer, APIServer]] = []
         self.allocators: list[Allocator] = []
         self._allocator_factories: list[SharedInformerFactory] = []
@@ -256,14 +272,17 @@ class LocalStack:
         self.client = RESTClient(config)
         self._clients = [
             RESTClient(replace(config, user_agent=f"agones-local-{who}"))
-            for who in ("scheduler", "sdkserver")
+            for who in ("scheduler", "sdkserver", "controller-manager")
         ]
         self._clients.append(RESTClient(replace(config, user_agent="agones-extensions")))
-        await self._install_crds()
-        await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
-        for ns in GAMESERVER_NAMESPACES:
-            await self._ensure(SERVICE_ACCOUNTS, {"metadata": {"name": SDK_SERVICE_ACCOUNT}}, ns)
-        await self._start_webhooks()
+        if self.options.agones:
+            await self._install_crds()
+            await self._ensure(NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
+            for ns in GAMESERVER_NAMESPACES:
+                await self._ensure(
+                    SERVICE_ACCOUNTS, {"metadata": {"name": SDK_SERVICE_ACCOUNT}}, ns
+                )
+            await self._start_webhooks()
         for name, address in self.addresses.items():
             await self._ensure(NODES, node_object(name, address))
         self.factory = SharedInformerFactory(self.client)
@@ -279,12 +298,29 @@ class LocalStack:
                 use_netns=self.options.use_netns,
                 log_dir=self.options.log_dir,
                 simulate_all=self.options.simulate_all,
+                in_cluster=InCluster(
+                    "127.0.0.1",
+                    self.api.in_cluster_port,
+                    self.api.in_cluster_ca_pem or b"",
+                    self.api.options.token or IN_CLUSTER_TOKEN,
+                ),
             ),
             sdk_client=self._clients[1],
         )
+        self.replica_sets = ReplicaSetController(self._clients[2], self.factory)
+        self.deployments = DeploymentController(self._clients[2], self.factory)
+        self.endpoints = EndpointsController(self._clients[2], self.factory)
+        self.service_proxy = ServiceProxy(self._clients[2], self.factory)
         self.factory.start()
-        await self.factory.wait_for_cache_sync(30)
+        # Without Agones' CRDs (a bare cluster) the GameServer informer syncs once they exist.
+        await self.factory.wait_for_cache_sync(30 if self.options.agones else 3)
         self._tasks.append(asyncio.create_task(self.scheduler.run()))
+        self._tasks.append(asyncio.create_task(self.replica_sets.run()))
+        self._tasks.append(asyncio.create_task(self.deployments.run()))
+        self._tasks.append(asyncio.create_task(self.endpoints.run()))
+        self._tasks.append(asyncio.create_task(self.service_proxy.run()))
+        if not self.options.agones:
+            return
         await self._start_allocation()
         if self.options.controller:
             await self.start_controller()

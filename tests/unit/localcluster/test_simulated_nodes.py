@@ -156,8 +156,29 @@ def test_game_options(container: dict[str, Any], expected: GameOptions) -> None:
         ({"image": "us-docker.pkg.dev/agones-images/release/agones-sdk:1.50.0"}, ["sdkserver"]),
         ({"image": "example.com/game:1"}, "none"),
         ({"image": "x", "command": ["sleep"], "args": ["5"]}, ["sleep", "5"]),
+        ({"image": "us-docker.pkg.dev/x/agones-ping:1.57.0-py"}, ["agones", "ping"]),
+        ({"image": "r/agones-controller:1", "args": ["controller"]}, ["agones", "controller"]),
+        ({"image": "r/agones-extensions:1"}, ["agones", "extensions"]),
+        (
+            {"image": "r/agones-allocator@sha256:ab", "args": ["allocator", "-v"]},
+            ["allocator", "-v"],
+        ),
+        ({"image": "r/agones-sdk:1", "args": ["--grpc-port=1"]}, ["sdkserver", "--grpc-port=1"]),
+        ({"image": "r/agones-ping:1", "command": ["python"]}, ["python"]),
     ],
-    ids=["simple-game-server", "args-appended", "sidecar", "unknown-image", "command"],
+    ids=[
+        "simple-game-server",
+        "args-appended",
+        "sidecar",
+        "unknown-image",
+        "command",
+        "ping-default-cmd",
+        "controller-args-replace-cmd",
+        "extensions",
+        "allocator-by-digest",
+        "sdk-args",
+        "command-replaces-entrypoint",
+    ],
 )
 def test_program_for(container: dict[str, Any], tail: Any) -> None:
     argv = program_for(container)
