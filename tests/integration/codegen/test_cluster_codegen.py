@@ -28,7 +28,7 @@ from tests.cluster import Cluster
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(60)]
 
 ROOT = Path(__file__).resolve().parents[3]
-# Copies of shared/fixtures/agones-oracle (what Agones itself returned), kept in the repository.
+# Copies of the Agones oracle fixtures (what Agones itself returned), kept in the repository.
 ORACLE = ROOT / "tests" / "fixtures" / "agones-oracle" / "valid"
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 

@@ -27,7 +27,7 @@ from agones.localcluster.schema import (
 from tools.codegen import crds, k8s_schemas
 
 ROOT = Path(__file__).resolve().parents[3]
-# Copies of shared/fixtures/agones-oracle (what Agones itself returned), kept in the repository.
+# Copies of the Agones oracle fixtures (what Agones itself returned), kept in the repository.
 ORACLE = ROOT / "tests" / "fixtures" / "agones-oracle" / "valid"
 FILES = {
     "GameServer": "gameserver.yaml",

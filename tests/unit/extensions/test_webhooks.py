@@ -19,7 +19,7 @@ from tests import gobodies
 from tests.unit.apis.agones.conftest import strip_go_artefacts
 
 GATES = FeatureGates()
-ORACLE = Path("/work/shared/fixtures/agones-oracle/valid")
+ORACLE = Path(__file__).parents[2] / "fixtures" / "agones-oracle" / "valid"
 
 
 def admission(

@@ -16,7 +16,7 @@ from agones.version import VERSION
 
 from .conftest import strip_go_artefacts
 
-# Copies of shared/fixtures/agones-oracle (what Agones itself returned), kept in the repository.
+# Copies of the Agones oracle fixtures (what Agones itself returned), kept in the repository.
 ORACLE = Path(__file__).resolve().parents[3] / "fixtures" / "agones-oracle" / "valid"
 KINDS = {"GameServer", "GameServerSet", "Fleet"}
 

@@ -11,7 +11,7 @@ from agones.apis.autoscaling.v1.validation import validate
 from agones.featuregates import DEFAULT_GATES
 from tests.unit.apis.autoscaling.helpers import NOW, defaulted
 
-# A copy of shared/fixtures/agones-oracle (the FleetAutoscaler and allocation files), kept in the
+# A copy of the Agones oracle fixtures (the FleetAutoscaler and allocation files), kept in the
 # repository so that CI on a clean checkout runs these tests.
 ORACLE = Path(__file__).resolve().parents[3] / "fixtures" / "agones-oracle" / "valid"
 FIXTURES = sorted(ORACLE.glob("fleetautoscaler-*.json"))
