@@ -60,16 +60,7 @@ class AllocatorServiceSettings:
 
     def partition(self) -> Partition:
         """`allocation_partition` parsed; `ValueError` naming the flag when malformed."""
-        text = self.allocation_partition.strip()
-        if not text:
-            return Partition()
-        index, sep, count = text.partition("/")
-        if not sep or not index.strip().isdigit() or not count.strip().isdigit():
-            raise ValueError(f"--allocation-partition {text!r}: want INDEX/COUNT, e.g. 0/2")
-        try:
-            return Partition(int(index), int(count))
-        except ValueError as err:
-            raise ValueError(f"--allocation-partition {text!r}: {err}") from None
+        return Partition.parse(self.allocation_partition)
 
     def mtls(self) -> bool:
         return not self.disable_tls and not self.disable_mtls

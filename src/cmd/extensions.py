@@ -84,16 +84,6 @@ class ExtensionsSettings:
     """This replica's share of the allocation candidates."""
 
 
-def parse_partition(text: str) -> Partition:
-    """`I/N` (replica I of N), or empty for none; `ValueError` otherwise."""
-    if not text.strip():
-        return Partition()
-    index, sep, count = text.partition("/")
-    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
-        raise ValueError(f"--allocation-partition {text!r}: want INDEX/COUNT, e.g. 0/2")
-    return Partition(int(index), int(count))
-
-
 def add_flags(parser: argparse.ArgumentParser) -> None:
     s = ExtensionsSettings()
     flags.add(parser, "--webhook-port", int, s.webhook_port, "HTTPS port of the webhooks")
@@ -138,7 +128,7 @@ def settings_from_args(args: argparse.Namespace) -> ExtensionsSettings:
         kubeconfig=args.kubeconfig,
         allocation_api=args.allocation_api,
         allocation_batch_wait_time=args.allocation_batch_wait_time,
-        allocation_partition=parse_partition(args.allocation_partition),
+        allocation_partition=Partition.parse(args.allocation_partition),
     )
 
 

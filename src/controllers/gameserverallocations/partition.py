@@ -31,6 +31,21 @@ class Partition:
         if self.count < 1 or not 0 <= self.index < self.count:
             raise ValueError(f"partition {self.index} of {self.count}: need 0 <= index < count")
 
+    @classmethod
+    def parse(cls, text: str) -> Partition:
+        """`INDEX/COUNT` (replica INDEX of COUNT), or empty for none; `ValueError` naming the
+        `--allocation-partition` flag otherwise."""
+        text = text.strip()
+        if not text:
+            return cls()
+        index, sep, count = text.partition("/")
+        if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+            raise ValueError(f"--allocation-partition {text!r}: want INDEX/COUNT, e.g. 0/2")
+        try:
+            return cls(int(index), int(count))
+        except ValueError as err:
+            raise ValueError(f"--allocation-partition {text!r}: {err}") from None
+
     def owns(self, gs: GameServer) -> bool:
         if self.count == 1:
             return True

@@ -21,13 +21,13 @@ from tests.integration.gameserverallocations.harness import harness
     ],
 )
 def test_partition_flag(text: str, want: Partition) -> None:
-    assert cmd.parse_partition(text) == want
+    assert Partition.parse(text) == want
 
 
 @pytest.mark.parametrize("text", ["2", "a/b", "3/3", "-1/2"])
 def test_bad_partition_flag_is_a_clear_error(text: str) -> None:
     with pytest.raises(ValueError, match="partition"):
-        cmd.parse_partition(text)
+        Partition.parse(text)
 
 
 async def test_extensions_command_serves_the_allocation_api() -> None:
