@@ -34,11 +34,12 @@ import aiohttp
 import grpc
 import yaml
 
-from agones.allocator.certs import CertificateAuthority, Usage, write_pair
+from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.client.config import load_kube_config
 from agones.client.errors import ApiError
 from agones.client.rest import Resource, RESTClient
+from agones.pki import CertificateAuthority, Usage
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)

@@ -8,48 +8,17 @@ webhook configuration needs.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import ssl
 import tempfile
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from .. import pki
 
 
 def self_signed(hosts: list[str], days: int = 365) -> tuple[bytes, bytes]:
-    """(certificate PEM, key PEM) for `hosts` (DNS names and/or IP addresses)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0] if hosts else "agones")])
-    sans: list[x509.GeneralName] = []
-    for host in hosts:
-        try:
-            sans.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            sans.append(x509.DNSName(host))
-    now = datetime.datetime.now(datetime.UTC)
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-    )
-    if sans:
-        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-    cert = builder.sign(key, hashes.SHA256())
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+    """(certificate PEM, key PEM) for `hosts` (DNS names and/or IP addresses), from `agones.pki`."""
+    pair = pki.self_signed(hosts, days)
+    return pair.cert_pem, pair.key_pem
 
 
 def server_ssl_context(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:

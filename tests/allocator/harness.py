@@ -13,7 +13,7 @@ import aiohttp
 import grpc
 import yaml
 
-from agones.allocator.certs import CertificateAuthority, KeyPair, Usage, write_pair
+from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.allocator.proto import allocation_pb2_grpc
 from agones.allocator.server import AllocatorServer
@@ -28,6 +28,7 @@ from agones.apis.allocation.v1 import (
 from agones.client.errors import ApiError
 from agones.client.rest import Resource, RESTClient
 from agones.featuregates import FeatureGates
+from agones.pki import CertificateAuthority, KeyPair, Usage
 from tests.cluster import wait_for_async
 
 HOSTS = ["localhost", "127.0.0.1"]

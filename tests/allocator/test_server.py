@@ -13,9 +13,10 @@ import pytest
 from cryptography import x509
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from agones.allocator.certs import Usage, write_pair
+from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.allocator.server import AllocatorServer
+from agones.pki import Usage
 from tests.allocator.harness import (
     HOSTS,
     Certs,

@@ -16,11 +16,12 @@ import grpc
 import pytest
 
 from agones.allocator.app import AllocatorApp
-from agones.allocator.certs import CertificateAuthority, Usage, write_pair
+from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.allocator.settings import AllocatorServiceSettings
 from agones.client.rest import Resource
 from agones.featuregates import FeatureGates
+from agones.pki import CertificateAuthority, Usage
 from tests.allocator.harness import HOSTS, POLICIES, Certs, apply_policy_crd, grpc_allocate
 from tests.cluster import wait_for_async
 from tests.integration.gameserverallocations.harness import (
