@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agones.localcluster.workqueue import WorkQueue
+from agones.localcluster.apiserver.workqueue import WorkQueue
 
 
 async def test_an_item_waiting_is_not_queued_twice() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..apis.field import FieldError, aggregate_message
+from ...apis.field import FieldError, aggregate_message
 
 
 class StatusError(Exception):

@@ -15,8 +15,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ..apis import field
-from ..apis.field import FieldError
+from ...apis import field
+from ...apis.field import FieldError
 
 Hook = Callable[[dict[str, Any]], list[FieldError]]
 

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from ..apis import field
+from ...apis import field
 from . import errors, limits, managedfields
 from .deletion import DeleteOptions
 from .meta import now_rfc3339

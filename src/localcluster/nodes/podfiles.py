@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..client.config import SERVICE_ACCOUNT_DIR, SERVICE_ACCOUNT_DIR_ENV
+from ...client.config import SERVICE_ACCOUNT_DIR, SERVICE_ACCOUNT_DIR_ENV
 
 Obj = dict[str, Any]
 

@@ -22,8 +22,8 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from ..jsonpatch import PatchError
-from ..jsonpatch import apply_patch as apply_json_patch
+from ...jsonpatch import PatchError
+from ...jsonpatch import apply_patch as apply_json_patch
 from . import errors
 from .resources import ResourceInfo
 from .selectors import labels_match, selector_from_label_selector

@@ -19,9 +19,9 @@ import functools
 import re
 from typing import Any
 
-from ..apis import field
-from ..apis.field import ErrorType, FieldError
-from ..apis.meta.schema import json_type
+from ...apis import field
+from ...apis.field import ErrorType, FieldError
+from ...apis.meta.schema import json_type
 
 Schema = dict[str, Any]
 

@@ -22,9 +22,9 @@ import math
 import re
 from typing import Any
 
-from ..apis import field
-from ..apis.field import FieldError
-from ..informers.labels import label_selector_as_selector
+from ...apis import field
+from ...apis.field import FieldError
+from ...informers.labels import label_selector_as_selector
 from .builtins import create_pod
 
 Obj = dict[str, Any]

@@ -22,12 +22,12 @@ from typing import Any, cast
 
 import structlog
 
-from ..client.errors import ApiError
-from ..client.rest import RESTClient
-from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
-from .endpoints import ENDPOINTS, SERVICES
+from ...client.errors import ApiError
+from ...client.rest import RESTClient
+from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ..controllers.endpoints import ENDPOINTS, SERVICES
 
-log = structlog.get_logger("agones.localcluster.serviceproxy")
+log = structlog.get_logger("agones.localcluster.nodes.serviceproxy")
 Obj = dict[str, Any]
 Listener = tuple[str, int, str, str, str]  # (ip, port, protocol, service key, port name)
 UDP_IDLE = 60.0

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from ..apis.meta import goduration
-from ..apis.meta.gotime import TimeParseError, format_rfc3339, parse_rfc3339
+from ...apis.meta import goduration
+from ...apis.meta.gotime import TimeParseError, format_rfc3339, parse_rfc3339
 from .protowire import VARINT, WireError, key, length_delimited, varint
 
 META = "k8s.io.apimachinery.pkg.apis.meta.v1"

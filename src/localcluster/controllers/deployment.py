@@ -31,12 +31,17 @@ from typing import Any
 
 import structlog
 
-from ..client.errors import ApiError
-from ..client.rest import Resource, RESTClient
-from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
-from ..workqueue import Requeue, WorkerQueue, fast_rate_limiter
-from .apps import POD_TEMPLATE_HASH, pod_template_hash, resolve_fenceposts, templates_equal
-from .meta import now_rfc3339
+from ...client.errors import ApiError
+from ...client.rest import Resource, RESTClient
+from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
+from ...workqueue import Requeue, WorkerQueue, fast_rate_limiter
+from ..apiserver.apps import (
+    POD_TEMPLATE_HASH,
+    pod_template_hash,
+    resolve_fenceposts,
+    templates_equal,
+)
+from ..apiserver.meta import now_rfc3339
 from .replicaset import (
     CONTROLLER_UID_INDEX,
     REPLICA_SETS,
@@ -45,7 +50,7 @@ from .replicaset import (
     owner_reference,
 )
 
-log = structlog.get_logger("agones.localcluster.deployment")
+log = structlog.get_logger("agones.localcluster.controllers.deployment")
 Obj = dict[str, Any]
 DEPLOYMENTS = Resource("apps", "v1", "deployments", namespaced=True, kind="Deployment")
 REVISION = "deployment.kubernetes.io/revision"

@@ -13,7 +13,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..jsonpatch import PatchError
+from ...jsonpatch import PatchError
 
 PRIMITIVE_MERGE = ""
 PatchMeta = Mapping[tuple[str, ...], str]

@@ -1,31 +1,6 @@
-"""Kubelets of the simulated nodes: run the pods bound to them and report their status.
-
-One `Kubelet` serves every simulated node from one pod informer. For each pod bound to one of its
-nodes it starts a `PodRunner`, which either
-* runs the containers as LOCAL PROCESSES, when a container has a `command` or its image maps to a
-  local program (`IMAGE_PROGRAMS`: Agones' simple-game-server image → `examples/simple-game-server`,
-  agones-py's own images `*/agones-{controller,extensions,allocator,ping}:*` → `agones` with
-  `args`, by default the component's sub-command, as the images' ENTRYPOINT/CMD; `*/agones-sdk:*`
-  → `agones sdkserver` + `args`), each pod in its own network namespace
-  (`netns.PodNetwork`) with its host ports forwarded from `<node address>:<hostPort>` and, when
-  free, `127.0.0.1:<hostPort>`, and the API server's port reachable on the pod's own loopback; the
-  pod's env (fieldRef `metadata.*` and `status.*IP` resolved) plus `KUBECONFIG` for the sidecar;
-  liveness probes (`httpGet`) as a kubelet runs them (a failed one stops the container: SIGTERM,
-  then SIGKILL after the grace period); a container that exits is restarted per `restartPolicy`
-  with `restartCount`, `lastState.terminated` and its exit code in the pod status; once every
-  regular container of a pod that restarts none has finished, the pod is Succeeded (all exit 0) or
-  Failed and its native sidecars are stopped; or
-* SIMULATES the pod (`simulated.SimulatedGame`) when no container runs locally, or when the pod is
-  annotated `local.agones-py.dev/simulate: "true"`.
-Without network namespaces (not root, no `unshare`) processes run in the host namespace: each
-container's first port is passed as `PORT=<hostPort>` and the sidecar gets free ports through
-`--grpc-port`/`--http-port`/`HEALTH_PORT` (and the game `AGONES_SDK_*_PORT`), which suits programs
-that read them (simple-game-server does) and nothing else.
-
-A pod deleted gracefully (deletionTimestamp set) gets SIGTERM, `terminationGracePeriodSeconds`,
-then SIGKILL (to the process group), its native sidecars only after its app containers have
-exited, as Kubernetes orders them; the kubelet then deletes it with grace period 0. Pod IP and host
-IP are the node's address.
+"""One pod on a simulated node, from start to deletion (`PodRunner`), and what it needs from its
+kubelet (`KubeletConfig`, pod IPs from `POD_CIDR`, the pods' state directory). The module docstring
+of `kubelet` tells what a pod runs as and how it is stopped.
 """
 
 from __future__ import annotations
@@ -35,7 +10,6 @@ import contextlib
 import ipaddress
 import os
 import random
-import re
 import signal
 import socket
 import sys
@@ -43,113 +17,43 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-import aiohttp
 import structlog
 
-from ..client.errors import ApiError
-from ..client.rest import Resource, RESTClient
-from ..client.versioned.resources import PODS, SECRETS
-from ..featuregates import FeatureGates
-from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
-from .meta import now_rfc3339
+from ...client.errors import ApiError
+from ...client.rest import Resource, RESTClient
+from ...client.versioned.resources import PODS, SECRETS
+from ...featuregates import FeatureGates
+from ..apiserver.meta import now_rfc3339
+from .containers import (
+    REPO_ROOT,
+    SIDECAR_MIN_GRACE,
+    SIDECAR_NAME,
+    Container,
+    free_port,
+    probe_port,
+    program_for,
+    resolve_env,
+)
 from .netns import PodNetwork, netns_supported
 from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
 
-log = structlog.get_logger("agones.localcluster.kubelet")
+log = structlog.get_logger("agones.localcluster.nodes.podrunner")
+
 
 SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
 POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
 """Pods in a network namespace of their own (but GameServers' pods) get an address here, where
 their declared container ports are relayed (so Services reach them); loopback only."""
 CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SIDECAR_NAME = "agones-gameserver-sidecar"
-SIDECAR_MIN_GRACE = 2.0
-"""Seconds a native sidecar gets after the app containers, however little grace is left (the
-kubelet's minimum grace period when it kills a container)."""
-
-AGONES = [sys.executable, "-m", "agones"]
-IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str], list[str]]] = [
-    (
-        re.compile(r"(^|/)simple-game-server(:|@|$)"),
-        [sys.executable, str(REPO_ROOT / "examples" / "simple-game-server")],
-        [],
-    ),
-    (re.compile(r"(^|/)agones-sdk(:|@|$)"), [*AGONES, "sdkserver"], []),
-    *(
-        (re.compile(rf"(^|/)agones-{command}(:|@|$)"), AGONES, [command])
-        for command in ("controller", "extensions", "allocator", "ping")
-    ),
-]
-"""Image → (ENTRYPOINT, CMD) of the images the repository's Dockerfile builds: `agones` with the
-component as its default command (the SDK image's entrypoint is `agones sdkserver`)."""
-
-
-def program_for(container: dict[str, Any]) -> list[str] | None:
-    """The argv that runs this container locally, or None (simulate). As a container runtime
-    does: `command` replaces the image's ENTRYPOINT, `args` its CMD."""
-    args = [str(a) for a in container.get("args") or []]
-    if container.get("command"):
-        return [str(c) for c in container["command"]] + args
-    image = str(container.get("image") or "")
-    for pattern, entrypoint, cmd in IMAGE_PROGRAMS:
-        if pattern.search(image):
-            return [*entrypoint, *(args if "args" in container else cmd)]
-    return None
-
-
-def resolve_env(container: dict[str, Any], pod: dict[str, Any], node_ip: str) -> dict[str, str]:
-    """The container's env with `valueFrom.fieldRef` resolved as the kubelet does."""
-    md = pod.get("metadata") or {}
-    fields = {
-        "metadata.name": md.get("name", ""),
-        "metadata.namespace": md.get("namespace", ""),
-        "metadata.uid": md.get("uid", ""),
-        "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
-        "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
-        "status.hostIP": node_ip,
-        "status.podIP": node_ip,
-    }
-    env: dict[str, str] = {}
-    for item in container.get("env") or []:
-        name = item.get("name")
-        if not name:
-            continue
-        if "value" in item:
-            env[name] = str(item["value"])
-            continue
-        ref = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath", "")
-        m = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", ref)
-        if m:
-            env[name] = str((md.get(m.group(1)) or {}).get(m.group(2), ""))
-        elif ref in fields:
-            env[name] = str(fields[ref])
-    return env
-
-
-def probe_port(container: dict[str, Any], http: dict[str, Any]) -> int:
-    """An httpGet probe's port: a number, or the name of one of the container's ports."""
-    port = http.get("port")
-    if isinstance(port, str) and not port.isdigit():
-        named = [p for p in container.get("ports") or [] if p.get("name") == port]
-        return int(named[0]["containerPort"]) if named else 0
-    return int(port or 0)
 
 
 def pod_state_dir(config: KubeletConfig) -> Path:
     """Where pods' files go: `config.state_dir`, else a directory under the temporary one."""
     return Path(config.state_dir or Path(tempfile.gettempdir()) / "agones-local-pods")
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class PodIPs:
@@ -213,52 +117,19 @@ class KubeletConfig:
     """Where pods' volume and service-account files go (None: a temporary directory)."""
 
 
-class Container:
-    """One container run as a local process."""
+class PodHost(Protocol):
+    """What a `PodRunner` uses of the kubelet that started it."""
 
-    def __init__(self, spec: dict[str, Any], argv: list[str], env: dict[str, str]) -> None:
-        self.spec = spec
-        self.name: str = spec["name"]
-        self.argv = argv
-        self.env = env
-        self.proc: asyncio.subprocess.Process | None = None
-        self.restart_count = 0
-        self.started_at = ""
-        self.last_terminated: dict[str, Any] | None = None
-        self.terminated: dict[str, Any] | None = None
-        self.native_sidecar = spec.get("restartPolicy") == "Always"
-        """An init container with restartPolicy Always (runs beside the others, then stops)."""
-        self.stopped = False
-        """Stopped for good (the pod finished): not restarted."""
-        self.probe_ready = not (spec.get("readinessProbe") or {}).get("httpGet")
-        """The readiness probe's last answer (True without an httpGet readiness probe)."""
-
-    def status(self) -> dict[str, Any]:
-        state: dict[str, Any]
-        if self.terminated is not None:
-            state = {"terminated": self.terminated}
-        elif self.proc is not None:
-            state = {"running": {"startedAt": self.started_at}}
-        else:
-            state = {"waiting": {"reason": "ContainerCreating"}}
-        out: dict[str, Any] = {
-            "name": self.name,
-            "image": self.spec.get("image", ""),
-            "imageID": "",
-            "ready": self.proc is not None and self.terminated is None and self.probe_ready,
-            "started": self.proc is not None and self.terminated is None,
-            "restartCount": self.restart_count,
-            "state": state,
-        }
-        if self.last_terminated is not None:
-            out["lastState"] = {"terminated": self.last_terminated}
-        return out
+    client: RESTClient
+    config: KubeletConfig
+    gameservers: SharedGameServerStore
+    processes: set[int]
 
 
 class PodRunner:
     """Runs one pod until it is deleted."""
 
-    def __init__(self, kubelet: Kubelet, pod: dict[str, Any], node_ip: str) -> None:
+    def __init__(self, kubelet: PodHost, pod: dict[str, Any], node_ip: str) -> None:
         self.kubelet = kubelet
         self.pod = pod
         md = pod["metadata"]
@@ -739,106 +610,3 @@ class PodRunner:
             POD_IPS.release(self.uid)
         if self.files is not None:
             self.files.remove()
-
-
-class Kubelet:
-    """The kubelets of all simulated nodes (see the module docstring)."""
-
-    def __init__(
-        self,
-        client: RESTClient,
-        factory: SharedInformerFactory,
-        config: KubeletConfig,
-        sdk_client: RESTClient | None = None,
-    ) -> None:
-        self.client = client
-        self.config = config
-        self.pods = factory.for_resource(PODS)
-        self.gameservers = SharedGameServerStore(sdk_client or client, factory)
-        self.runners: dict[str, PodRunner] = {}
-        self.processes: set[int] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._finishing: set[str] = set()
-        self.pods.informer().add_event_handler(
-            ResourceEventHandlerFuncs(
-                add_func=self._on_pod,
-                update_func=lambda _o, n: self._on_pod(n),
-                delete_func=self._on_delete,
-            )
-        )
-
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    def _on_pod(self, pod: Any) -> None:
-        node = (pod.get("spec") or {}).get("nodeName")
-        if node not in self.config.node_addresses:
-            return
-        uid = pod["metadata"].get("uid", "")
-        runner = self.runners.get(uid)
-        if pod["metadata"].get("deletionTimestamp"):
-            if uid not in self._finishing:
-                self._finishing.add(uid)
-                self._spawn(self._finish(pod, runner))
-            return
-        if runner is None:
-            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-                return
-            runner = PodRunner(self, pod, self.config.node_addresses[node])
-            self.runners[uid] = runner
-            runner.start_task = self._spawn(runner.start())
-
-    def _on_delete(self, obj: Any) -> None:
-        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        uid = (pod.get("metadata") or {}).get("uid", "")
-        runner = self.runners.pop(uid, None)
-        if runner is not None and not runner.terminating:
-            self._spawn(runner.terminate(0))
-
-    async def _finish(self, pod: dict[str, Any], runner: PodRunner | None) -> None:
-        md = pod["metadata"]
-        grace = md.get("deletionGracePeriodSeconds")
-        if grace is None:
-            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-        delay = 0.5
-        try:
-            if runner is not None:
-                await runner.terminate(float(grace))
-            # Retried until it lands (no later event would bring the pod back here): a pod left
-            # Terminating would hold its GameServer and node ports for ever.
-            while True:
-                try:
-                    await self.client.delete(
-                        PODS,
-                        md["name"],
-                        md["namespace"],
-                        grace_period_seconds=0,
-                        preconditions={"uid": md.get("uid", "")},
-                    )
-                    return
-                except ApiError as err:
-                    if err.status_code in (404, 409):
-                        return
-                    log.warning("final pod delete failed", pod=md["name"], error=str(err))
-                except (aiohttp.ClientError, OSError, TimeoutError) as err:
-                    log.warning("final pod delete failed", pod=md["name"], error=str(err))
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
-        finally:
-            self.runners.pop(md.get("uid", ""), None)
-            self._finishing.discard(md.get("uid", ""))
-
-    async def stop(self) -> None:
-        """Stop every pod's processes (SIGTERM then SIGKILL after 5 s); leave the API alone."""
-        runners = list(self.runners.values())
-        self.runners.clear()
-        await asyncio.gather(*(r.terminate(5) for r in runners), return_exceptions=True)
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        for pid in list(self.processes):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)

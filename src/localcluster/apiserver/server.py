@@ -24,16 +24,16 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from ..httpserver import serve_app
+from ...httpserver import serve_app
+from ..kubeconfig import make_ca_and_cert, write_kubeconfig
 from . import discovery, errors, limits, openapi
 from .admission import WebhookAdmission
 from .aggregation import Aggregator
-from .controllers import EventReaper, GarbageCollector, NamespaceController
 from .crd import CRDController
 from .discovery import SUBRESOURCE_VERBS
+from .embedded_controllers import EventReaper, GarbageCollector, NamespaceController
 from .faults import Faults
 from .handlers import ResourceHandler, parse_path
-from .kubeconfig import make_ca_and_cert, write_kubeconfig
 from .registry import Registry
 from .requests import JSON, json_response, negotiate_response, status_response
 from .resources import ResourceInfo

@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..apis import field
-from ..jsonpatch import PatchError
+from ...apis import field
+from ...jsonpatch import PatchError
 from . import errors, meta
 from .decoding import cannot_handle
 from .patch import PRIMITIVE_MERGE, PatchMeta, apply_strategic_merge_patch

@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from ..apis.meta import labelselector as metav1
-from ..apis.meta.labelselector import (
+from ...apis.meta import labelselector as metav1
+from ...apis.meta.labelselector import (
     EVERYTHING,
     Selector,
     label_selector_as_selector,

@@ -23,15 +23,15 @@ from typing import Any
 
 import structlog
 
-from ..client.errors import ApiError
-from ..client.rest import RESTClient
-from ..client.versioned.resources import NODES, PODS
-from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
-from .discovery import KUBERNETES_VERSION
-from .meta import now_rfc3339
-from .quantities import allocatable_pods
+from ...client.errors import ApiError
+from ...client.rest import RESTClient
+from ...client.versioned.resources import NODES, PODS
+from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ..apiserver.discovery import KUBERNETES_VERSION
+from ..apiserver.meta import now_rfc3339
+from ..apiserver.quantities import allocatable_pods
 
-log = structlog.get_logger("agones.localcluster.scheduler")
+log = structlog.get_logger("agones.localcluster.nodes.scheduler")
 Obj = Mapping[str, Any]
 
 

@@ -13,9 +13,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..apis import field
-from ..apis.field import FieldError
-from ..apis.meta.objectmeta import format_time
+from ...apis import field
+from ...apis.field import FieldError
+from ...apis.meta.objectmeta import format_time
 
 _DNS1123_SUBDOMAIN = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from ..apis import field
+from ...apis import field
 from . import errors
 from .printers import columns_for_resource
 from .protobuf import CONTENT_TYPE as PROTOBUF

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..apis.meta.quantity import Quantity, QuantityError
+from ...apis.meta.quantity import Quantity, QuantityError
 
 Obj = dict[str, Any]
 

@@ -18,9 +18,9 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from ..apis import field as fielderr
-from ..apis.field import FieldError
-from ..informers.labels import label_selector_as_selector
+from ...apis import field as fielderr
+from ...apis.field import FieldError
+from ...informers.labels import label_selector_as_selector
 from . import errors, limits, schema
 from .deletion import DeleteOptions
 from .handlers import ResourceHandler
@@ -597,8 +597,8 @@ def _names_resource_version(patch: Any) -> bool:
 
 def _patched_scale(ctype: str, current: Obj, patch: Any) -> Any:
     """The Scale after a JSON or merge patch (strategic and apply patches merge as merge patches)."""
-    from ..jsonpatch import PatchError
-    from ..jsonpatch import apply_patch as apply_json_patch
+    from ...jsonpatch import PatchError
+    from ...jsonpatch import apply_patch as apply_json_patch
     from .patch import apply_merge_patch
 
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..apis.field import FieldError
+from ...apis.field import FieldError
 from . import errors
 from .resources import ResourceInfo
 from .schema import prune_crd_schema_fields, prune_object_meta

@@ -16,8 +16,8 @@ import asyncio
 import random
 from typing import Any
 
-from ..apis import field
-from ..apis.field import FieldError
+from ...apis import field
+from ...apis.field import FieldError
 from . import errors
 from .store import Store
 

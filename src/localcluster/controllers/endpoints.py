@@ -20,15 +20,15 @@ from typing import Any
 
 import structlog
 
-from ..client.errors import ApiError
-from ..client.rest import Resource, RESTClient
-from ..client.versioned.resources import PODS
-from ..informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
-from ..workqueue import WorkerQueue, fast_rate_limiter
-from .apps import safe_encode
+from ...client.errors import ApiError
+from ...client.rest import Resource, RESTClient
+from ...client.versioned.resources import PODS
+from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
+from ...workqueue import WorkerQueue, fast_rate_limiter
+from ..apiserver.apps import safe_encode
 from .replicaset import is_active, ready_since
 
-log = structlog.get_logger("agones.localcluster.endpoints")
+log = structlog.get_logger("agones.localcluster.controllers.endpoints")
 Obj = dict[str, Any]
 SERVICES = Resource("", "v1", "services", namespaced=True, kind="Service")
 ENDPOINTS = Resource("", "v1", "endpoints", namespaced=True, kind="Endpoints")

@@ -20,17 +20,17 @@ from typing import Any
 
 import structlog
 
-from ..client.errors import ApiError
-from ..client.rest import RESTClient
-from ..client.versioned.resources import GAME_SERVERS
-from ..featuregates import FeatureGates
-from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
-from ..jsonpatch import Patch
-from ..sdk.proto import sdk_pb2
-from ..sdkserver.sdkserver import SDKServer, SDKServerOptions
-from ..sdkserver.store import ConflictError
+from ...client.errors import ApiError
+from ...client.rest import RESTClient
+from ...client.versioned.resources import GAME_SERVERS
+from ...featuregates import FeatureGates
+from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ...jsonpatch import Patch
+from ...sdk.proto import sdk_pb2
+from ...sdkserver.sdkserver import SDKServer, SDKServerOptions
+from ...sdkserver.store import ConflictError
 
-log = structlog.get_logger("agones.localcluster.simulated")
+log = structlog.get_logger("agones.localcluster.nodes.simulated")
 LAST_ALLOCATED = "agones.dev/last-allocated"
 
 

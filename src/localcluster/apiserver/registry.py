@@ -15,11 +15,11 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..apis import field
-from ..apis.field import FieldError
-from ..apis.meta.labelselector import EVERYTHING
-from ..jsonpatch import PatchError
-from ..jsonpatch import apply_patch as apply_json_patch
+from ...apis import field
+from ...apis.field import FieldError
+from ...apis.meta.labelselector import EVERYTHING
+from ...jsonpatch import PatchError
+from ...jsonpatch import apply_patch as apply_json_patch
 from . import apps, deletion, errors, managedfields, meta, podadmission, quantities
 from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update

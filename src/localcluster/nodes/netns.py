@@ -38,7 +38,7 @@ import structlog
 
 from .spawn import start_process
 
-log = structlog.get_logger("agones.localcluster.netns")
+log = structlog.get_logger("agones.localcluster.nodes.netns")
 
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
@@ -126,7 +126,7 @@ class PodNetwork:
     @classmethod
     async def create(cls) -> PodNetwork:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        code = f"import sys; from agones.localcluster.netns import helper_main; sys.exit(helper_main({child.fileno()}))"
+        code = f"import sys; from agones.localcluster.nodes.netns import helper_main; sys.exit(helper_main({child.fileno()}))"
         proc = await start_process(
             ["unshare", "--net", sys.executable, "-c", code], pass_fds=[child.fileno()]
         )
