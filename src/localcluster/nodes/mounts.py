@@ -10,8 +10,10 @@ where the runtime bind-mounts the container's volumes. The same split is kept he
 * each container is started by `nsenter` into the holder's namespaces, then by the container
   init `CONTAINER_INIT` (a few lines of Python run with `-S`, importing nothing of this project):
   it unshares a mount namespace (a private copy of the pod's) and a PID namespace, forks, and the
-  child, pid 1 of the container, mounts its own `/proc`, bind-mounts every `Mount` (sorted so a
-  parent path comes before the paths under it; read-only ones remounted read-only), changes to
+  child, pid 1 of the container, opens every `Mount`'s source first (so a volume mounted over a
+  directory the sources live in, an emptyDir at `/tmp`, cannot hide the ones after it), mounts
+  its own `/proc`, bind-mounts every `Mount` from those descriptors (sorted so a parent path
+  comes before the paths under it; read-only ones remounted read-only), changes to
   the working directory and execs the program. The parent waits and leaves with the child's
   status (re-raising the signal that ended it), so the kubelet's exit code is the container's.
   `main_pid(proc)` is the host pid of the container's pid 1, which gets SIGTERM on a stop as a
@@ -82,10 +84,17 @@ if child:
         os.kill(os.getpid(), sig)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 libc.prctl(1, 9)
+held = []
+for src, dst, ro in spec["mounts"]:
+    try:
+        held.append(os.open(src, os.O_PATH | os.O_CLOEXEC))
+    except OSError as err:
+        sys.stderr.write("container init: open %s: %s\n" % (src, err))
+        os._exit(128)
 if spec["pid"] and not mount("proc", "/proc", "proc", 0x2 | 0x4 | 0x8):
     fail("mount /proc")
-for src, dst, ro in spec["mounts"]:
-    if not mount(src, dst, None, 0x1000 | 0x4000):
+for fd, (src, dst, ro) in zip(held, spec["mounts"]):
+    if not mount("/proc/self/fd/%d" % fd, dst, None, 0x1000 | 0x4000):
         fail("bind %s at %s" % (src, dst))
     if ro and not mount("none", dst, None, 0x1000 | 0x20 | 0x1 | 0x4000):
         fail("remount %s read-only" % dst)
