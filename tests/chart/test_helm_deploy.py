@@ -203,10 +203,12 @@ def test_deleting_the_leader_hands_the_lease_over_and_loses_no_scale(local: Clus
         return (pod, lease) if pod and pod != leader else None
 
     new, lease = wait_for(taken_over, timeout=60, what="another controller to take the Lease")
-    assert new in others  # the standing replica, not the ReplicaSet's replacement
     takeover = micro_time(lease["spec"]["acquireTime"]) - deleted_at
     RESULTS["takeover_seconds"] = takeover
-    print(f"controller failover: Lease taken over {takeover:.2f} s after the delete")
+    who = "the standing replica" if new in others else "the ReplicaSet's replacement"
+    print(f"controller failover: {who} took the Lease {takeover:.2f} s after the delete")
+    # Either may win the race for a released Lease, as on a cluster; never the deleted pod
+    assert new in {p["metadata"]["name"] for p in pods(local, "controller")}
     assert takeover <= LEASE_DURATION + RETRY_PERIOD * JITTER
     assert lease["spec"]["leaseTransitions"] == before["spec"].get("leaseTransitions", 0) + 1
     wait_for(lambda: fleet_ready(local, 4), timeout=180, what="the scale to land")
