@@ -55,7 +55,7 @@ LEASE_DURATION, RETRY_PERIOD, JITTER = 15.0, 2.0, 1.2
 """client-go's defaults (the chart's too): a candidate retries every RETRY_PERIOD * up to JITTER,
 so a Lease left behind is taken within LEASE_DURATION + that; a released one within a retry."""
 RESULTS: dict[str, Any] = {}
-"""What one step measured or made, for the later steps (and the report)."""
+"""What one step made, for the later steps."""
 
 
 @pytest.fixture(scope="module")
@@ -191,12 +191,16 @@ def test_example_fleet_comes_ready_through_the_installed_components(
     assert low <= port <= low + 999  # allocated from the range the chart's values set
 
 
-def test_deleting_the_leader_hands_the_lease_over_and_loses_no_scale(local: Cluster) -> None:
+def fail_over(local: Cluster, delete: list[str], replicas: int, what: str) -> float:
+    """Delete the leading controller's pod (`kubectl delete pod LEADER *delete`) and scale the
+    Fleet to `replicas` at once; return how long after the delete another pod took the Lease,
+    once the scale has landed exactly."""
     leader, before = holder(local)
     others = {p["metadata"]["name"] for p in pods(local, "controller")} - {leader}
     deleted_at = time.time()
-    kubectl(local, "-n", NS, "delete", "pod", leader, "--wait=false")
-    kubectl(local, "-n", "default", "scale", "fleet", FLEET["metadata"]["name"], "--replicas=4")
+    kubectl(local, "-n", NS, "delete", "pod", leader, "--wait=false", *delete)
+    name = FLEET["metadata"]["name"]
+    kubectl(local, "-n", "default", "scale", "fleet", name, f"--replicas={replicas}")
 
     def taken_over() -> tuple[str, dict[str, Any]] | None:
         pod, lease = holder(local)
@@ -204,19 +208,34 @@ def test_deleting_the_leader_hands_the_lease_over_and_loses_no_scale(local: Clus
 
     new, lease = wait_for(taken_over, timeout=60, what="another controller to take the Lease")
     takeover = micro_time(lease["spec"]["acquireTime"]) - deleted_at
-    RESULTS["takeover_seconds"] = takeover
     who = "the standing replica" if new in others else "the ReplicaSet's replacement"
-    print(f"controller failover: {who} took the Lease {takeover:.2f} s after the delete")
-    # Either may win the race for a released Lease, as on a cluster; never the deleted pod
+    print(f"controller failover ({what}): {who} took the Lease {takeover:.2f} s after the delete")
+    # Either may win the race for the Lease, as on a cluster; never the deleted pod
     assert new in {p["metadata"]["name"] for p in pods(local, "controller")}
-    assert takeover <= LEASE_DURATION + RETRY_PERIOD * JITTER
     assert lease["spec"]["leaseTransitions"] == before["spec"].get("leaseTransitions", 0) + 1
-    wait_for(lambda: fleet_ready(local, 4), timeout=180, what="the scale to land")
+    wait_for(lambda: fleet_ready(local, replicas), timeout=180, what="the scale to land")
     names = [gs["metadata"]["name"] for gs in fleet_game_servers(local)]
-    assert len(set(names)) == len(names) == 4
+    assert len(set(names)) == len(names) == replicas
     sets = local.api.get("/apis/agones.dev/v1/namespaces/default/gameserversets").body["items"]
     assert len(sets) == 1
     wait_for(lambda: rolled_out(local, "agones-controller"), timeout=120, what="2 controllers")
+    return takeover
+
+
+def test_deleting_the_leader_hands_the_lease_over_and_loses_no_scale(local: Cluster) -> None:
+    """A graceful delete: the leader drains and releases the Lease; a candidate takes it at its
+    next retry."""
+    takeover = fail_over(local, [], 4, "graceful delete")
+    assert takeover <= LEASE_DURATION + RETRY_PERIOD * JITTER
+
+
+def test_force_deleting_the_leader_hands_the_lease_over_within_its_duration(
+    local: Cluster,
+) -> None:
+    """`--grace-period=0 --force`: the leader is killed, maybe before it can release the Lease,
+    which then lapses: a candidate takes it within the lease duration and a retry."""
+    takeover = fail_over(local, ["--grace-period=0", "--force"], 3, "forced delete")
+    assert takeover <= LEASE_DURATION + RETRY_PERIOD * JITTER
 
 
 def http_body(url: str) -> bytes | None:
