@@ -4,8 +4,9 @@ Helm installed does all the work, as on a cluster.
 
 One install is shared by the steps, in order: every component runs as pods (controller 2, one of
 them leading by the Lease `agones-controller-lock`; extensions 2; ping 2; allocator 3) → Agones'
-example Fleet comes Ready → `kubectl delete pod` of the leading controller: the other controller
-takes the Lease within client-go's bounds, and a scale issued during the failover lands exactly →
+example Fleet comes Ready → `kubectl delete pod` of the leading controller (graceful, then
+forced): another controller takes the Lease within client-go's bounds, and a scale issued during
+each failover lands exactly →
 `helm upgrade` with a changed value rolls the ping Deployment (a new ReplicaSet, the old pods gone),
 and ping answers HTTP and UDP through its Services' addresses with the new value → an allocation
 through the allocator Service with the chart's client certificate → `helm uninstall` removes every
