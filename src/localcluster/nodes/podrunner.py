@@ -41,6 +41,7 @@ from .envvars import EnvSources, PodAddresses, expand, make_environment
 from .initcontainers import (
     CreateContainerError,
     configure_containers,
+    pause,
     start_in_order,
     terminated_state,
 )
@@ -318,8 +319,11 @@ class PodRunner:
         self.initialized = not any(
             c.init_container and not c.native_sidecar for c in self.containers
         )
-        self.files = await self._prepare_files()
-        self.files.in_mount_namespace = use_mounts
+        files = await self._prepare_files()
+        if files is None:
+            return
+        self.files = files
+        files.in_mount_namespace = use_mounts
         if use_netns:
             sandbox = None
             if use_mounts:
@@ -454,9 +458,11 @@ class PodRunner:
                 sources[(kind, name)] = None
         return sources
 
-    async def _prepare_files(self) -> PodFiles:
-        """The pod's volume and service-account files, once its volumes can be set up."""
-        while True:
+    async def _prepare_files(self) -> PodFiles | None:
+        """The pod's volume and service-account files, once its volumes can be set up (its
+        containers wait as ContainerCreating meanwhile); None when the pod is deleted first."""
+        reported = False
+        while not self.terminating:
             self._sources = await self.fetch_sources()
             try:
                 return PodFiles.prepare(
@@ -467,10 +473,13 @@ class PodRunner:
                     PodAddresses(self.pod_ip, self.node_ip),
                 )
             except VolumeError as err:
-                if self.terminating:
-                    raise
                 log.info("waiting for volume", pod=self.name, error=str(err))
-                await asyncio.sleep(1.0)
+                if not reported:
+                    reported = True
+                    await self.write_status()
+                if await pause(self, 1.0):
+                    return None
+        return None
 
     async def sync_volumes(self) -> None:
         """Rewrite the pod's projected volumes when their ConfigMaps or Secrets change (the
