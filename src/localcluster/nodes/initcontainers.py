@@ -148,11 +148,11 @@ async def run_to_completion(runner: Runner, container: Container) -> bool:
             return False
         await runner.write_status()
         container.waiting = crash_loop(runner, container, backoff)
+        container.last_terminated = container.terminated
         await runner.write_status()
         if await pause(runner, backoff):
             return False
         backoff = min(backoff * 2, MAX_BACKOFF)
-        container.last_terminated = container.terminated
         container.restart_count += 1
     return False
 
