@@ -39,8 +39,10 @@ from .containers import (
 )
 from .envvars import EnvSources, PodAddresses, expand, make_environment
 from .initcontainers import (
+    MAX_BACKOFF,
     CreateContainerError,
     configure_containers,
+    crash_loop,
     pause,
     start_in_order,
     terminated_state,
@@ -589,12 +591,14 @@ class PodRunner:
                 return
             if restart == "Always" or (restart == "OnFailure" and code != 0):
                 await self.write_status()
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 10)
-                if self.terminating:
-                    return
+                container.waiting = crash_loop(self, container, backoff)
                 container.last_terminated = finished
+                await self.write_status()
+                if await pause(self, backoff):
+                    return
+                backoff = min(backoff * 2, MAX_BACKOFF)
                 container.restart_count += 1
+                container.waiting = None
                 await self._launch(container)
                 await self.write_status()
                 continue
