@@ -96,6 +96,8 @@ class Kubelet:
                 self._finishing.add(uid)
                 self._spawn(self._finish(pod, runner))
             return
+        if runner is not None:
+            runner.observe(pod)
         if runner is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return

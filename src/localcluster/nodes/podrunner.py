@@ -364,7 +364,10 @@ class PodRunner:
                         int(p.get("containerPort") or p["hostPort"]),
                         p.get("protocol") or "TCP",
                     )
-        if volumes.referenced_sources(self.pod):
+        downward = [
+            v for v in spec.get("volumes") or [] if isinstance(v, dict) and "emptyDir" not in v
+        ]
+        if downward or volumes.referenced_sources(self.pod):
             self._tasks.append(asyncio.create_task(self.sync_volumes()))
         await start_in_order(self)
 
@@ -482,6 +485,19 @@ class PodRunner:
                 if await pause(self, 1.0):
                     return None
         return None
+
+    def observe(self, pod: dict[str, Any]) -> None:
+        """A newer version of the pod: its labels and annotations (the downward API's mutable
+        fields) reach its downwardAPI volumes at the next volume sync."""
+        md = pod.get("metadata") or {}
+        self.pod = {
+            **self.pod,
+            "metadata": {
+                **self.pod["metadata"],
+                "labels": md.get("labels") or {},
+                "annotations": md.get("annotations") or {},
+            },
+        }
 
     async def sync_volumes(self) -> None:
         """Rewrite the pod's projected volumes when their ConfigMaps or Secrets change (the
