@@ -15,7 +15,16 @@ import pytest
 
 from agones.localcluster.nodes.mounts import mountns_supported
 from tests.e2e.framework import Framework
-from tests.e2e.podspec import create, log_of, phase, pod, python, statuses, wait_log
+from tests.e2e.podspec import (
+    create,
+    kubectl_status,
+    log_of,
+    phase,
+    pod,
+    python,
+    statuses,
+    wait_log,
+)
 
 pytestmark = [
     pytest.mark.cluster,
@@ -83,6 +92,7 @@ def test_init_containers_run_in_order_block_the_app_and_a_failing_one_is_retried
     assert pod_status["phase"] == "Pending"
     conditions = {c["type"]: c["status"] for c in pod_status["conditions"]}
     assert conditions["Initialized"] == "False"
+    assert kubectl_status(framework, name) == "Init:2/3"
 
     gate.touch()
     out = wait_log(framework, name, "app", "order:")
@@ -92,6 +102,26 @@ def test_init_containers_run_in_order_block_the_app_and_a_failing_one_is_retried
         c["type"]: c["status"] for c in (framework.pod(name) or {})["status"]["conditions"]
     }
     assert conditions["Initialized"] == "True"
+
+
+def test_init_container_that_keeps_failing_is_in_crash_loop_back_off(
+    framework: Framework, local_stack: Any
+) -> None:
+    spec = {
+        "initContainers": [{"name": "broken", "image": "local", "command": python("exit(1)")}],
+        "containers": [{"name": "app", "image": "local", "command": python("print('ran')")}],
+    }
+    name = create(framework, pod(spec, "initloop"))
+    framework.wait(
+        "Init:CrashLoopBackOff",
+        lambda: kubectl_status(framework, name) == "Init:CrashLoopBackOff",
+        60,
+    )
+    init = statuses(framework, name, "initContainerStatuses")[0]
+    assert init["state"]["waiting"]["message"].startswith("back-off ")
+    assert init["lastState"]["terminated"]["exitCode"] == 1
+    assert phase(framework, name) == "Pending"
+    assert log_of(framework, name, "app") == ""
 
 
 def test_failing_init_container_fails_a_pod_that_never_restarts(

@@ -269,3 +269,40 @@ def test_missing_config_map_key_waits_with_create_container_config_error(
     )
     assert resp.status == 200, resp
     wait_log(framework, name, "main", "level 7", timeout=60)
+
+
+def test_label_change_reaches_a_downward_api_volume(framework: Framework, local_stack: Any) -> None:
+    code = (
+        "import time\nseen = None\nwhile True:\n"
+        "    now = open('/etc/podinfo/labels').read()\n"
+        "    if now != seen:\n        seen = now\n        print('labels:', repr(now), flush=True)\n"
+        "    time.sleep(0.2)"
+    )
+    spec = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "local",
+                "command": python(code),
+                "volumeMounts": [{"name": "podinfo", "mountPath": "/etc/podinfo"}],
+            }
+        ],
+        "volumes": [
+            {
+                "name": "podinfo",
+                "downwardAPI": {
+                    "items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]
+                },
+            }
+        ],
+    }
+    obj = pod(spec, "labels")
+    obj["metadata"]["labels"] = {"zone": "1"}
+    name = create(framework, obj)
+    wait_log(framework, name, "main", "labels: 'zone=\"1\"'")
+    resp = framework.api.patch(
+        f"/api/v1/namespaces/{framework.namespace}/pods/{name}",
+        {"metadata": {"labels": {"zone": "2"}}},
+    )
+    assert resp.status == 200, resp
+    wait_log(framework, name, "main", "labels: 'zone=\"2\"'", timeout=60)

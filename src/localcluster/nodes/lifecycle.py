@@ -3,7 +3,8 @@
 
 * `run_handler(runner, container, handler, timeout)` runs one `LifecycleHandler`: `exec` (the
   command inside the container: `nsenter` into its main process's namespaces, with the container's
-  env; failed when it exits non-zero), `httpGet` (`host` defaults to the pod IP; 2xx/3xx succeed),
+  env; failed when it exits non-zero), `httpGet` (`host` defaults to the pod IP; `scheme: HTTPS`
+  without checking the certificate, as the kubelet; 2xx/3xx succeed),
   `sleep` (`seconds`), `tcpSocket` (a connect). It returns an error message, or None.
 * `post_start(runner, container)` runs `lifecycle.postStart` right after the container started;
   when it fails, the container is killed (`FailedPostStartHook`) and restarted per policy.
@@ -22,13 +23,14 @@ import asyncio
 import contextlib
 import os
 import signal
+import ssl
 from typing import Any, Protocol
 
 import structlog
 
 from .containers import Container, probe_port
 from .mounts import forked_main_pid
-from .netns import PodNetwork
+from .netns import PodNetwork, http_status
 from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.nodes.lifecycle")
@@ -116,6 +118,23 @@ async def _tcp(runner: Runner, port: int, host: str, timeout: float) -> str | No
     return None
 
 
+async def _https_get(runner: Runner, host: str, port: int, path: str, timeout: float) -> int:
+    """An HTTPS GET as the kubelet makes it for hooks and probes: the certificate is not checked."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        if runner.net is not None and host == runner.pod_ip:
+            sock = await asyncio.wait_for(runner.net.connect_tcp(port), timeout)
+            connecting = asyncio.open_connection(sock=sock, ssl=context, server_hostname=host)
+        else:
+            connecting = asyncio.open_connection(host, port, ssl=context)
+        reader, writer = await asyncio.wait_for(connecting, timeout)
+    except (OSError, TimeoutError):
+        return 0
+    return await http_status(reader, writer, path, timeout)
+
+
 async def run_handler(
     runner: Runner, container: Container, handler: dict[str, Any], timeout: float
 ) -> str | None:
@@ -127,7 +146,9 @@ async def run_handler(
         port = probe_port(container.spec, http)
         host = str(http.get("host") or runner.pod_ip)
         path = str(http.get("path") or "/")
-        if runner.net is not None and host == runner.pod_ip:
+        if str(http.get("scheme") or "HTTP").upper() == "HTTPS":
+            code = await _https_get(runner, host, port, path, timeout)
+        elif runner.net is not None and host == runner.pod_ip:
             code = await runner.net.http_get(port, path, timeout)
         else:
             code = await runner._http_get(port, path, host)

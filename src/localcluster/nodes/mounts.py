@@ -39,6 +39,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,34 +198,38 @@ class MountPoints:
 
     def __init__(self) -> None:
         self._users: dict[Path, set[str]] = {}
+        self._lock = threading.Lock()
+        """Kubelets of several local clusters may run in threads of one process."""
 
     def ensure(self, target: str, is_file: bool, user: str) -> None:
         """Make `target` (and missing parents) exist as a directory, or an empty file; remember
         what was created for `user` (a pod uid)."""
         path = Path(target)
-        missing = [p for p in [path, *path.parents] if not os.path.lexists(p)]
-        for p in reversed(missing):
-            if p == path and is_file:
-                p.touch()
-            else:
-                p.mkdir()
-            self._users[p] = set()
-        for p in [path, *path.parents]:
-            if p in self._users:
-                self._users[p].add(user)
+        with self._lock:
+            missing = [p for p in [path, *path.parents] if not os.path.lexists(p)]
+            for p in reversed(missing):
+                if p == path and is_file:
+                    p.touch()
+                else:
+                    p.mkdir()
+                self._users[p] = set()
+            for p in [path, *path.parents]:
+                if p in self._users:
+                    self._users[p].add(user)
 
     def release(self, user: str) -> None:
         """Forget `user`; remove each placeholder no pod uses any more, deepest first."""
-        done = [p for p, users in self._users.items() if users == {user}]
-        for users in self._users.values():
-            users.discard(user)
-        for p in sorted(done, key=lambda p: len(p.parts), reverse=True):
-            del self._users[p]
-            with contextlib.suppress(OSError):
-                if p.is_dir() and not p.is_symlink():
-                    p.rmdir()
-                elif p.is_file() and p.stat().st_size == 0:
-                    p.unlink()
+        with self._lock:
+            done = [p for p, users in self._users.items() if users == {user}]
+            for users in self._users.values():
+                users.discard(user)
+            for p in sorted(done, key=lambda p: len(p.parts), reverse=True):
+                del self._users[p]
+                with contextlib.suppress(OSError):
+                    if p.is_dir() and not p.is_symlink():
+                        p.rmdir()
+                    elif p.is_file() and p.stat().st_size == 0:
+                        p.unlink()
 
 
 MOUNT_POINTS = MountPoints()
