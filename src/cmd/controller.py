@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -298,6 +300,12 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def lease_identity() -> str:
+    """`<hostname>_<uuid>`, as client-go's controllers name themselves in a Lease: the hostname
+    (the pod's name in a cluster) says which pod leads, the uuid tells its restarts apart."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
 def run(args: argparse.Namespace) -> int:
     config, errors = config_from_args(args)
     configure_logging(config.settings.log_level)
@@ -316,7 +324,9 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         async with RESTClient(client_config) as client:
-            runner = ControllerRunner(config.settings, client, lambda ctx: build(ctx, config))
+            runner = ControllerRunner(
+                config.settings, client, lambda ctx: build(ctx, config), identity=lease_identity()
+            )
             return await runner.run()
 
     return asyncio.run(main())

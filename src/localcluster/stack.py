@@ -120,6 +120,8 @@ class StackOptions:
     """Simulate every pod (no local processes)."""
     use_netns: bool | None = None
     """Per-pod network namespaces (None: when supported)."""
+    use_mountns: bool | None = None
+    """Per-pod UTS/IPC/mount and per-container mount/PID namespaces (None: when supported)."""
     controller: bool = True
     """Start the controller child process."""
     allocation_batch_wait_time: float = 0.0
@@ -297,6 +299,7 @@ class LocalStack:
                 node_addresses=self.addresses,
                 gates=self.gates,
                 use_netns=self.options.use_netns,
+                use_mountns=self.options.use_mountns,
                 log_dir=self.options.log_dir,
                 simulate_all=self.options.simulate_all,
                 in_cluster=InCluster(

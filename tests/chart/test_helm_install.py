@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from agones.localcluster import ServerOptions, ThreadedAPIServer
+from tests.chart.helmobjects import manifest_objects, path_of
 from tests.cluster import Cluster, wait_for
 from tests.sdkserver.harness import free_port
 from tools import helmchart
@@ -47,39 +48,6 @@ def local() -> Iterator[Cluster]:
 
 def helm_config(cluster: Cluster) -> Any:
     return helm.Config(namespace=NS, kubeconfig_path=cluster.kubeconfig)
-
-
-def path_of(obj: dict[str, Any]) -> str:
-    """The REST path of a rendered object (the kinds the chart renders)."""
-    group, _, version = obj["apiVersion"].rpartition("/")
-    base = f"/apis/{group}/{version}" if group else f"/api/{version}"
-    plural = {
-        "PriorityClass": "priorityclasses",
-        "PodDisruptionBudget": "poddisruptionbudgets",
-        "APIService": "apiservices",
-    }.get(obj["kind"], obj["kind"].lower() + "s")
-    namespace = obj["metadata"].get("namespace")
-    scoped = f"/namespaces/{namespace}" if namespace else ""
-    return f"{base}{scoped}/{plural}/{obj['metadata']['name']}"
-
-
-def manifest_objects(release: dict[str, Any]) -> list[dict[str, Any]]:
-    objs = [o for o in yaml.safe_load_all(release["manifest"]) if o]
-    for obj in objs:  # Helm sets the release namespace on namespaced objects it applies
-        if obj["kind"] not in CLUSTER_SCOPED:
-            obj["metadata"].setdefault("namespace", NS)
-    return objs
-
-
-CLUSTER_SCOPED = {
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "CustomResourceDefinition",
-    "PriorityClass",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-}
 
 
 def deployment_env(cluster: Cluster, name: str) -> dict[str, str]:

@@ -284,3 +284,28 @@ def test_server_side_apply_conflicts_between_managers(
     forced = cluster.api.patch(path, body, "apply", fieldManager="beta", force="true")
     assert forced.status == 200, forced
     assert forced.body["spec"]["replicas"] == 3
+
+
+def test_server_side_apply_keys_ports_by_number_and_protocol(
+    cluster: Cluster, namespace: str
+) -> None:
+    """Ports are list maps keyed by (containerPort, protocol) for apply: 8080/TCP and 8080/UDP
+    are two ports (what Helm 4's server-side apply of Agones' ping Deployment relies on)."""
+    ports = [
+        {"name": "http", "containerPort": 8080, "protocol": "TCP"},
+        {"name": "udp", "containerPort": 8080, "protocol": "UDP"},
+    ]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "ssa-ports"},
+        "spec": {"containers": [{"name": "c", "image": "busybox", "ports": ports}]},
+    }
+    path = f"/api/v1/namespaces/{namespace}/pods/ssa-ports"
+    applied = cluster.api.patch(path, pod, "apply", fieldManager="tester")
+    assert applied.status == 201, applied
+    assert applied.body["spec"]["containers"][0]["ports"] == ports
+    (entry,) = [m for m in applied.body["metadata"]["managedFields"] if m["manager"] == "tester"]
+    container = entry["fieldsV1"]["f:spec"]["f:containers"]['k:{"name":"c"}']
+    assert 'k:{"containerPort":8080,"protocol":"UDP"}' in container["f:ports"]
+    cluster.api.delete(path, gracePeriodSeconds="0")

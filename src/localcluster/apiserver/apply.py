@@ -20,7 +20,7 @@ from ...apis import field
 from ...jsonpatch import PatchError
 from . import errors, meta
 from .decoding import cannot_handle
-from .patch import PRIMITIVE_MERGE, PatchMeta, apply_strategic_merge_patch
+from .patch import PRIMITIVE_MERGE, PatchMeta, apply_strategic_merge_patch, key_values
 from .registryops import RegistryOps
 from .resources import ResourceInfo
 from .schema import shape_error
@@ -34,6 +34,20 @@ Path = tuple[str, ...]
 
 # Metadata an apply configuration owns; the rest of metadata is the server's.
 _META_FIELDS = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
+APPLY_KEYS = {"containerPort": "containerPort,protocol", "port": "port,protocol"}
+"""Where server-side apply keys a built-in list by more fields than strategic merge does: ports
+(a container's, a Service's) are list maps keyed by number and protocol, so 8080/TCP and 8080/UDP
+are two items (strategic merge patch keys them by number alone)."""
+
+
+def apply_patch_meta(meta: PatchMeta) -> dict[tuple[str, ...], str]:
+    """A built-in kind's strategic merge keys, with server-side apply's keys for its ports."""
+    return {
+        path: APPLY_KEYS.get(key, key) if path and path[-1] == "ports" else key
+        for path, key in meta.items()
+    }
 
 
 def patch_meta_from_schema(schema: Mapping[str, Any] | None) -> dict[tuple[str, ...], str]:
@@ -86,8 +100,8 @@ def field_set(
         for item in value:
             if key == PRIMITIVE_MERGE:
                 out.add((*path, "v:" + json.dumps(item, separators=(",", ":"))))
-            elif isinstance(item, dict) and key in item:
-                item_path = (*path, "k:" + json.dumps({key: item[key]}, separators=(",", ":")))
+            elif (values := key_values(item, key)) is not None:
+                item_path = (*path, "k:" + json.dumps(values, separators=(",", ":")))
                 out.add((*item_path, "."))
                 out |= field_set({k: v for k, v in item.items()}, meta, names, item_path)
         return out
@@ -121,11 +135,7 @@ def _find_item(items: list[Any], token: str) -> int:
     for i, item in enumerate(items):
         if kind == "v" and item == want:
             return i
-        if (
-            kind == "k"
-            and isinstance(item, dict)
-            and all(item.get(k) == v for k, v in want.items())
-        ):
+        if kind == "k" and isinstance(want, dict) and key_values(item, ",".join(want)) == want:
             return i
     return -1
 
@@ -251,7 +261,8 @@ def server_side_apply(
     out = copy.deepcopy(live)
     if mine is not None:
         dropped = from_fields_v1(mine.get("fieldsV1") or {}) - new_fields - others
-        for path in sorted(dropped, key=len, reverse=True):
+        # deepest first, an item before its own key fields (it is found by them)
+        for path in sorted(dropped, key=lambda p: len(p) + (p[-1] == "."), reverse=True):
             remove_path(out, path)
         _prune_empty(out.get("metadata"))
     out = apply_strategic_merge_patch(out, body, meta, patch_order=False)
@@ -331,9 +342,10 @@ async def apply_request(
             [field.required("fieldManager", "is required for apply patch")],
         )
     await reg.faults.before_write(info.group, info.resource, name)
-    meta_keys = info.patch_meta
-    if meta_keys is None:
+    if info.patch_meta is None:
         meta_keys = patch_meta_from_schema(info.custom.schema if info.custom is not None else None)
+    else:
+        meta_keys = apply_patch_meta(info.patch_meta)
     config = copy.deepcopy(config)
     if not isinstance(config.setdefault("metadata", {}), dict):
         raise errors.bad_request("the apply configuration's metadata must be an object")

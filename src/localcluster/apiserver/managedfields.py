@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .patch import PRIMITIVE_MERGE, PatchMeta
+from .patch import PRIMITIVE_MERGE, PatchMeta, key_values
 
 Obj = dict[str, Any]
 Path = tuple[str, ...]
@@ -65,9 +65,8 @@ class Comparison:
 def _item_token(item: Any, key: str) -> str | None:
     if key == PRIMITIVE_MERGE:
         return "v:" + json.dumps(item, separators=(",", ":"))
-    if isinstance(item, dict) and key in item:
-        return "k:" + json.dumps({key: item[key]}, separators=(",", ":"))
-    return None
+    values = key_values(item, key)
+    return None if values is None else "k:" + json.dumps(values, separators=(",", ":"))
 
 
 def _keyed(items: Any, key: str) -> dict[str, Any]:

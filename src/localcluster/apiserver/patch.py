@@ -5,6 +5,8 @@ All functions are pure: they return a new document and never modify their inputs
 `PatchError` (the handler answers 422, or 400 for an undecodable patch). Strategic merge needs the
 patch metadata of the kind: a `PatchMeta` maps a field path (names only, list indices skipped) to the
 list's merge key, or to `PRIMITIVE_MERGE` for lists of scalars merged as sets (e.g. finalizers).
+A key may name several fields, comma-separated (`containerPort,protocol`: server-side apply's
+list-map keys); an item missing one of the later fields takes its API default (`KEY_DEFAULTS`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,26 @@ from ...jsonpatch import PatchError
 
 PRIMITIVE_MERGE = ""
 PatchMeta = Mapping[tuple[str, ...], str]
+KEY_DEFAULTS = {"protocol": "TCP"}
+"""Defaults of the fields that are part of a composite list key (Kubernetes' API defaults)."""
+
+
+def key_values(item: Any, key: str) -> dict[str, Any] | None:
+    """The values of `key`'s fields in a list item, or None when the item has not got them."""
+    if not isinstance(item, dict):
+        return None
+    names = key.split(",")
+    if names[0] not in item:
+        return None
+    out = {}
+    for name in names:
+        if name in item:
+            out[name] = item[name]
+        elif name in KEY_DEFAULTS:
+            out[name] = KEY_DEFAULTS[name]
+        else:
+            return None
+    return out
 
 
 # --- JSON merge patch ---
@@ -129,11 +151,10 @@ def _merge_list(
         return _patch_items_first(out, patch, cur, None) if patch_order else out
     out = [copy.deepcopy(i) for i in cur]
     for item in patch:
-        if not isinstance(item, dict) or key not in item:
+        want = key_values(item, key)
+        if want is None:
             raise PatchError(f"map: {item} does not contain declared merge key: {key}")
-        pos = next(
-            (i for i, x in enumerate(out) if isinstance(x, dict) and x.get(key) == item[key]), -1
-        )
+        pos = next((i for i, x in enumerate(out) if key_values(x, key) == want), -1)
         if item.get("$patch") == "delete":
             if pos >= 0:
                 out.pop(pos)
@@ -156,7 +177,7 @@ def _patch_items_first(
     has both and had it first (mergeSortedSlice)."""
 
     def ident(x: Any) -> Any:
-        return x.get(key) if key and isinstance(x, dict) else x
+        return key_values(x, key) if key and isinstance(x, dict) else x
 
     def index(items: list[Any], x: Any) -> int:
         want = ident(x)
@@ -185,7 +206,7 @@ def _patch_items_first(
 
 def _reorder(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
     def ident(x: Any) -> Any:
-        return x.get(key) if key and isinstance(x, dict) else x
+        return key_values(x, key) if key and isinstance(x, dict) else x
 
     wanted = [ident(o) for o in order]
     ranked = [i for i in items if ident(i) in wanted]

@@ -21,7 +21,7 @@ from ...apis.meta.labelselector import EVERYTHING
 from ...jsonpatch import PatchError
 from ...jsonpatch import apply_patch as apply_json_patch
 from . import apps, deletion, errors, managedfields, meta, podadmission, quantities
-from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
+from .apply import PATCH_RETRIES, apply_patch_meta, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
@@ -486,14 +486,16 @@ class Registry:
             md.pop("managedFields", None)
 
     def _merge_keys(self, info: ResourceInfo) -> PatchMeta:
-        """The list merge keys of a kind (a custom resource's read from its schema, once)."""
-        if info.patch_meta is not None:
-            return info.patch_meta
-        custom = info.custom
-        cached = self._custom_merge_keys.get(id(custom))
-        if cached is None or cached[0] is not custom:
-            cached = (custom, patch_meta_from_schema(custom.schema if custom else None))
-            self._custom_merge_keys[id(custom)] = cached
+        """The list keys field ownership is tracked by (structured-merge-diff's list-map keys, as
+        server-side apply's): a built-in kind's, or a custom resource's read from its schema, once."""
+        source: Any = info.patch_meta if info.patch_meta is not None else info.custom
+        cached = self._custom_merge_keys.get(id(source))
+        if cached is None or cached[0] is not source:
+            if info.patch_meta is not None:
+                cached = (source, apply_patch_meta(info.patch_meta))
+            else:
+                cached = (source, patch_meta_from_schema(source.schema if source else None))
+            self._custom_merge_keys[id(source)] = cached
         return cached[1]
 
     def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:

@@ -1,27 +1,33 @@
 """Files a kubelet gives a pod's processes: volumes and the in-cluster service-account files.
 
-A cluster mounts them at each container's `volumeMounts[].mountPath`; here the processes share the
-host's filesystem (no mount namespace is made), so the documented FALLBACK is used throughout:
-`PodFiles.prepare(pod, ...)` writes each volume into a directory of the pod's own,
-`<root>/<namespace>_<pod>_<uid>/volumes/<volume>/` (secret and configMap volumes: one file per key,
-or per `items[]` path, mode `defaultMode`/`items[].mode`, 0644 by default; emptyDir: empty), and
-`container_env(container, env)` / `rewrite(text)` then substitute the container's mountPaths by
-those directories wherever they appear in its `args`, `command` and env values (a mountPath is
+`PodFiles.prepare(pod, ...)` writes every projected volume (`volumes.volume_payload`: configMap,
+secret, downwardAPI, projected) with `volumes.AtomicWriter` into a directory of the pod's own,
+`<root>/<namespace>_<pod>_<uid>/volumes/<volume>/` (emptyDir: an empty one; hostPath: the host
+path itself); `refresh(pod, sources)` rewrites them when a ConfigMap or Secret changed, as the
+kubelet's periodic volume sync does.
+
+With mount namespaces (`in_mount_namespace`, see `mounts`) `container_mounts(container)` lists the
+bind mounts that put them at each container's `volumeMounts[].mountPath` (and the service account
+at `/var/run/secrets/kubernetes.io/serviceaccount`), read-only for secret, configMap, downwardAPI
+and projected volumes and for `readOnly` mounts, and nothing is rewritten. Without them (the OS
+refuses a mount namespace) the processes share the host's filesystem and the documented FALLBACK
+is used: `container_env(container, env)` / `rewrite(text)` substitute the container's mountPaths
+by those directories wherever they appear in its `args`, `command` and env values (a mountPath is
 replaced where it is a whole path or a path's prefix: `/certs` in `--cert=/certs/tls.crt`, not
 in `/certs2`).
 
 In-cluster config (unless `automountServiceAccountToken: false`): `token` (a token the local API
 server accepts), `ca.crt` (the CA of its HTTPS port) and `namespace` are written to
-`<pod dir>/serviceaccount/`, standing for `/var/run/secrets/kubernetes.io/serviceaccount`, which
-is rewritten the same way and named by `AGONES_SERVICE_ACCOUNT_DIR` (read by
+`<pod dir>/serviceaccount/`, standing for `/var/run/secrets/kubernetes.io/serviceaccount`, (in the
+fallback rewritten the same way and named by `AGONES_SERVICE_ACCOUNT_DIR`, read by
 `agones.client.config.in_cluster_config`); `KUBERNETES_SERVICE_HOST`/`_PORT` point at the API
-server's HTTPS port as the pod reaches it. A secret or configMap that does not exist (and is not
-`optional`) raises `MissingVolumeSource`: the kubelet retries, the containers wait, as on a cluster.
+server's HTTPS port as the pod reaches it. A volume that cannot be set up (a secret or configMap
+that does not exist and is not `optional`, a missing key, a bad path) raises
+`volumes.VolumeError`: the kubelet retries, the containers wait, as on a cluster.
 """
 
 from __future__ import annotations
 
-import base64
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -29,12 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from ...client.config import SERVICE_ACCOUNT_DIR, SERVICE_ACCOUNT_DIR_ENV
+from .envvars import PodAddresses
+from .mounts import Mount
+from .volumes import AtomicWriter, volume_payload
 
 Obj = dict[str, Any]
 
 
-class MissingVolumeSource(Exception):
-    """A volume's Secret or ConfigMap does not exist (yet)."""
+READ_ONLY_KINDS = ("secret", "configMap", "downwardAPI", "projected")
 
 
 @dataclass(frozen=True)
@@ -47,59 +55,16 @@ class InCluster:
     token: str
 
 
-def volume_contents(
-    volume: Obj, sources: dict[tuple[str, str], Obj | None]
-) -> dict[str, tuple[bytes, int]] | None:
-    """Relative path → (bytes, mode) of a secret/configMap volume, {} for emptyDir, None for kinds
-    not materialised. `sources` holds the Secrets and ConfigMaps by (kind, name)."""
-    if "emptyDir" in volume:
-        return {}
-    for kind, name_key in (("secret", "secretName"), ("configMap", "name")):
-        spec = volume.get(kind)
-        if not isinstance(spec, dict):
-            continue
-        source = sources.get((kind, str(spec.get(name_key, ""))))
-        if source is None:
-            if spec.get("optional"):
-                return {}
-            raise MissingVolumeSource(f'{kind} "{spec.get(name_key, "")}" not found')
-        data = (
-            {k: base64.b64decode(v) for k, v in (source.get("data") or {}).items()}
-            if kind == "secret"
-            else {
-                **{k: str(v).encode() for k, v in (source.get("data") or {}).items()},
-                **{k: base64.b64decode(v) for k, v in (source.get("binaryData") or {}).items()},
-            }
-        )
-        mode = int(spec.get("defaultMode", 0o644))
-        items = spec.get("items")
-        if not items:
-            return {k: (v, mode) for k, v in data.items()}
-        return {
-            str(item["path"]): (data[item["key"]], int(item.get("mode", mode)))
-            for item in items
-            if item.get("key") in data
-        }
-    return None
-
-
-def volume_sources(pod: Obj) -> list[tuple[str, str]]:
-    """(kind, name) of the Secrets and ConfigMaps a pod's volumes name."""
-    out = []
-    for volume in (pod.get("spec") or {}).get("volumes") or []:
-        if isinstance((volume.get("secret")), dict):
-            out.append(("secret", str(volume["secret"].get("secretName", ""))))
-        if isinstance(volume.get("configMap"), dict):
-            out.append(("configMap", str(volume["configMap"].get("name", ""))))
-    return out
-
-
 @dataclass
 class PodFiles:
     root: Path
     volumes: dict[str, Path] = field(default_factory=dict)
     in_cluster: InCluster | None = None
     service_account: Path | None = None
+    in_mount_namespace: bool = False
+    """Volumes are bind-mounted at their mountPath (no rewrite)."""
+    read_only: set[str] = field(default_factory=set)
+    """Volumes every mount of which is read-only (secret, configMap, downwardAPI, projected)."""
 
     @classmethod
     def prepare(
@@ -108,24 +73,19 @@ class PodFiles:
         base: Path,
         sources: dict[tuple[str, str], Obj | None],
         in_cluster: InCluster | None,
+        addresses: PodAddresses | None = None,
     ) -> PodFiles:
         md = pod["metadata"]
         root = base / f"{md['namespace']}_{md['name']}_{md.get('uid', '')}"
         files = cls(root)
+        files.refresh(pod, sources, in_cluster, addresses)
         for volume in (pod.get("spec") or {}).get("volumes") or []:
-            contents = volume_contents(volume, sources)
-            if contents is None:
-                continue
-            where = root / "volumes" / str(volume["name"])
-            for rel, (data, mode) in contents.items():
-                path = where / rel
-                if not path.resolve().is_relative_to(where.resolve()):
-                    continue  # a path escaping the volume is refused, as the kubelet does
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
-                path.chmod(mode & 0o777)
-            where.mkdir(parents=True, exist_ok=True)
-            files.volumes[str(volume["name"])] = where
+            name = str(volume.get("name") or "")
+            if "emptyDir" in volume:
+                files.volumes[name] = root / "volumes" / name
+                files.volumes[name].mkdir(parents=True, exist_ok=True)
+            elif isinstance(volume.get("hostPath"), dict) and volume["hostPath"].get("path"):
+                files.volumes[name] = _host_path(volume["hostPath"])
         if (
             in_cluster is not None
             and (pod.get("spec") or {}).get("automountServiceAccountToken", True) is not False
@@ -137,6 +97,31 @@ class PodFiles:
             (sa / "namespace").write_text(md["namespace"])
             files.in_cluster, files.service_account = in_cluster, sa
         return files
+
+    def refresh(
+        self,
+        pod: Obj,
+        sources: dict[tuple[str, str], Obj | None],
+        in_cluster: InCluster | None,
+        addresses: PodAddresses | None = None,
+    ) -> list[str]:
+        """(Re)write the projected volumes from `sources`; the names of those that changed.
+        `VolumeError` (nothing written for that volume) when one cannot be set up."""
+        addresses = addresses or PodAddresses("", "")
+        token = in_cluster.token if in_cluster is not None else None
+        changed = []
+        for volume in (pod.get("spec") or {}).get("volumes") or []:
+            payload = volume_payload(volume, pod, sources, addresses, token)
+            if payload is None:
+                continue
+            name = str(volume.get("name") or "")
+            where = self.root / "volumes" / name
+            if AtomicWriter(where).write(payload):
+                changed.append(name)
+            self.volumes[name] = where
+            if any(kind in volume for kind in READ_ONLY_KINDS):
+                self.read_only.add(name)
+        return changed
 
     def mounts(self, container: Obj) -> dict[str, Path]:
         """mountPath → local directory (or file, with subPath) for one container."""
@@ -151,6 +136,30 @@ class PodFiles:
             out.setdefault(str(SERVICE_ACCOUNT_DIR), self.service_account)
         return out
 
+    def container_mounts(self, container: Obj) -> list[Mount]:
+        """The bind mounts of one container (mount namespaces): its volumes, then the service
+        account unless the container mounts something at its path."""
+        out: list[Mount] = []
+        for mount in container.get("volumeMounts") or []:
+            name = str(mount.get("name", ""))
+            local = self.volumes.get(name)
+            if local is None or not mount.get("mountPath"):
+                continue
+            source = local
+            if mount.get("subPath"):
+                # a subPath pins today's file (it never updates); a missing one is made a directory
+                source = (local / str(mount["subPath"])).resolve()
+                if not source.is_relative_to(local.resolve()):
+                    continue
+                if not source.exists():
+                    source.mkdir(parents=True, exist_ok=True)
+            read_only = bool(mount.get("readOnly")) or name in self.read_only
+            out.append(Mount(str(source), str(mount["mountPath"]), read_only))
+        targets = {m.target.rstrip("/") for m in out}
+        if self.service_account is not None and str(SERVICE_ACCOUNT_DIR) not in targets:
+            out.append(Mount(str(self.service_account), str(SERVICE_ACCOUNT_DIR), True))
+        return out
+
     def rewrite(self, text: str, mounts: dict[str, Path]) -> str:
         for mount_path in sorted(mounts, key=len, reverse=True):
             pattern = re.escape(mount_path) + r"(?=/|$|[^\w.\-])"
@@ -159,18 +168,36 @@ class PodFiles:
         return text
 
     def container_argv(self, container: Obj, argv: list[str]) -> list[str]:
+        if self.in_mount_namespace:
+            return argv
         mounts = self.mounts(container)
         return [self.rewrite(a, mounts) for a in argv]
 
     def container_env(self, container: Obj, env: dict[str, str]) -> dict[str, str]:
         mounts = self.mounts(container)
-        out = {k: self.rewrite(v, mounts) for k, v in env.items()}
+        if self.in_mount_namespace:
+            out = dict(env)
+        else:
+            out = {k: self.rewrite(v, mounts) for k, v in env.items()}
         if self.in_cluster is not None and self.service_account is not None:
             out.setdefault("KUBERNETES_SERVICE_HOST", self.in_cluster.host)
             out.setdefault("KUBERNETES_SERVICE_PORT", str(self.in_cluster.port))
             out.setdefault("KUBERNETES_SERVICE_PORT_HTTPS", str(self.in_cluster.port))
-            out[SERVICE_ACCOUNT_DIR_ENV] = str(self.service_account)
+            if not self.in_mount_namespace:
+                out[SERVICE_ACCOUNT_DIR_ENV] = str(self.service_account)
         return out
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _host_path(spec: Obj) -> Path:
+    """A hostPath volume's directory (made for `DirectoryOrCreate`, a file for `FileOrCreate`)."""
+    path = Path(str(spec["path"]))
+    kind = spec.get("type") or ""
+    if kind == "DirectoryOrCreate":
+        path.mkdir(parents=True, exist_ok=True)
+    elif kind == "FileOrCreate" and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    return path

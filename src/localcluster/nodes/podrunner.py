@@ -12,8 +12,6 @@ import os
 import random
 import signal
 import socket
-import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +20,12 @@ from typing import Any, Protocol
 import structlog
 
 from ...client.errors import ApiError
-from ...client.rest import Resource, RESTClient
-from ...client.versioned.resources import PODS, SECRETS
+from ...client.rest import RESTClient
+from ...client.versioned.resources import PODS
 from ...featuregates import FeatureGates
 from ..apiserver.meta import now_rfc3339
+from . import volumemanager, volumes
+from .containerconfig import container_config
 from .containers import (
     REPO_ROOT,
     SIDECAR_MIN_GRACE,
@@ -36,8 +36,19 @@ from .containers import (
     program_for,
     resolve_env,
 )
+from .initcontainers import (
+    MAX_BACKOFF,
+    configure_containers,
+    crash_loop,
+    pause,
+    start_in_order,
+    terminated_state,
+)
+from .lifecycle import kill_container
+from .mounts import MOUNT_POINTS, main_pid, mountns_supported
 from .netns import PodNetwork, netns_supported
-from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
+from .podfiles import InCluster, PodFiles
+from .podsandbox import pod_hostname, write_sandbox_files
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
 
@@ -48,12 +59,6 @@ SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
 POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
 """Pods in a network namespace of their own (but GameServers' pods) get an address here, where
 their declared container ports are relayed (so Services reach them); loopback only."""
-CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
-
-
-def pod_state_dir(config: KubeletConfig) -> Path:
-    """Where pods' files go: `config.state_dir`, else a directory under the temporary one."""
-    return Path(config.state_dir or Path(tempfile.gettempdir()) / "agones-local-pods")
 
 
 class PodIPs:
@@ -115,6 +120,14 @@ class KubeletConfig:
     """The API server's HTTPS port for pods' in-cluster config (None: no service-account files)."""
     state_dir: str | None = None
     """Where pods' volume and service-account files go (None: a temporary directory)."""
+    use_mountns: bool | None = None
+    """Mount, UTS, IPC and PID namespaces for process pods in a network namespace (volumes at
+    their mountPath, pod hostname, pid 1); None: when supported. False: the path rewrite."""
+    volume_sync_period: float = 2.0
+    """Seconds between two checks of a process pod's ConfigMaps and Secrets for its volumes."""
+    dns_server: str | None = None
+    """The cluster DNS server written to pods' resolv.conf (dnsPolicy ClusterFirst); None: the
+    host's resolv.conf, as a kubelet without cluster DNS does."""
 
 
 class PodHost(Protocol):
@@ -142,7 +155,13 @@ class PodRunner:
         self.net: PodNetwork | None = None
         self.pod_ip = node_ip
         self.files: PodFiles | None = None
+        self._sources: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._use_netns = False
+        self.initialized = True
+        """Every init container (but native sidecars) has completed."""
         self.terminating = False
+        self.stopped = asyncio.Event()
+        """Set with `terminating`: wakes the start's back-off waits."""
         self._tasks: list[asyncio.Task[Any]] = []
         self.start_task: asyncio.Task[None] | None = None
         """The running `start()`: `terminate()` waits for it, so nothing starts after the stop."""
@@ -182,7 +201,7 @@ class PodRunner:
             conditions = []
             for kind, value in (
                 ("PodScheduled", "True"),
-                ("Initialized", "True"),
+                ("Initialized", str(self.initialized)),
                 ("ContainersReady", str(ready)),
                 ("Ready", str(ready)),
             ):
@@ -271,15 +290,35 @@ class PodRunner:
         cfg = self.kubelet.config
         spec = self.pod.get("spec") or {}
         init = list(spec.get("initContainers") or [])
-        ordered = [
-            *[c for c in init if c.get("restartPolicy") == "Always"],
-            *(spec.get("containers") or []),
-        ]
+        every = [*init, *(spec.get("containers") or [])]
         use_netns = cfg.use_netns if cfg.use_netns is not None else netns_supported()
+        use_mounts = use_netns and (
+            cfg.use_mountns if cfg.use_mountns is not None else mountns_supported()
+        )
+        self._use_netns = use_netns
         remap: dict[str, str] = {}
-        self.files = await self._prepare_files()
+        if use_netns and self._own_ip():
+            self.pod_ip = POD_IPS.allocate(self.uid, lambda ip: _bindable(ip, self._pod_ports()))
+        self.containers = [Container(c, [], {}) for c in every]
+        for container in self.containers[: len(init)]:
+            container.init_container = True
+        for container in self.containers:
+            container.pid_namespace = use_mounts
+        self.initialized = not any(
+            c.init_container and not c.native_sidecar for c in self.containers
+        )
+        files = await self._prepare_files()
+        if files is None:
+            return
+        self.files = files
+        files.in_mount_namespace = use_mounts
         if use_netns:
-            self.net = await PodNetwork.create()
+            sandbox = None
+            if use_mounts:
+                sandbox = write_sandbox_files(
+                    self.files.root, self.pod, self.pod_ip, cfg.dns_server
+                )
+            self.net = await PodNetwork.create(sandbox)
             await self.net.expose_host_port(cfg.api_port, ("127.0.0.1", cfg.api_port))
             if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
                 port = cfg.in_cluster.port
@@ -295,32 +334,15 @@ class PodRunner:
                 "AGONES_SDK_HTTP_PORT": str(sidecar["HTTP"]),
             }
             self._health_port = sidecar["HEALTH"]
-        for c in ordered:
-            argv = program_for(c)
-            env = resolve_env(c, self.pod, self.node_ip)
-            if c.get("name") == SIDECAR_NAME:
-                env["KUBECONFIG"] = cfg.kubeconfig
-                if argv is None:
-                    argv = [sys.executable, "-m", "agones", "sdkserver", *c.get("args", [])]
-                if not use_netns:
-                    argv = [a for a in argv if not a.startswith(("--grpc-port", "--http-port"))]
-                    argv += [f"--grpc-port={remap['AGONES_SDK_GRPC_PORT']}"]
-                    argv += [f"--http-port={remap['AGONES_SDK_HTTP_PORT']}"]
-                    env["HEALTH_PORT"] = str(self._health_port)
-            elif not use_netns:
-                env.update({k: v for k, v in remap.items() if k in env})
-                ports = [p for p in c.get("ports") or [] if p.get("hostPort")]
-                if ports:
-                    env["PORT"] = str(ports[0]["hostPort"])
-            if argv is None:
-                argv = [sys.executable, "-c", "import signal; signal.pause()"]
-            argv = self.files.container_argv(c, argv)
-            env = self.files.container_env(c, env)
-            self.containers.append(Container(c, argv, env))
+        if not await configure_containers(
+            self,
+            lambda c: container_config(self, c, use_mounts, remap),
+        ):
+            return
         if self.net is not None and self._own_ip():
             await self._forward_pod_ports()
         if self.net is not None:
-            for c in ordered:
+            for c in every:
                 for p in c.get("ports") or []:
                     if not p.get("hostPort"):
                         continue
@@ -329,20 +351,22 @@ class PodRunner:
                         int(p.get("containerPort") or p["hostPort"]),
                         p.get("protocol") or "TCP",
                     )
-        for container in self.containers:
-            if self.terminating:
-                return
-            await self._launch(container)
-        self._phase = "Running"
-        await self.write_status()
-        for container in self.containers:
-            self._tasks.append(asyncio.create_task(self._supervise(container)))
-            probe = container.spec.get("livenessProbe") or {}
-            if (probe.get("httpGet") or {}).get("port"):
-                self._tasks.append(asyncio.create_task(self._probe(container, probe)))
-            readiness = container.spec.get("readinessProbe") or {}
-            if (readiness.get("httpGet") or {}).get("port"):
-                self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
+        downward = [
+            v for v in spec.get("volumes") or [] if isinstance(v, dict) and "emptyDir" not in v
+        ]
+        if downward or volumes.referenced_sources(self.pod):
+            self._tasks.append(asyncio.create_task(self.sync_volumes()))
+        await start_in_order(self)
+
+    def start_supervision(self, container: Container) -> None:
+        """Watch a launched container: restarts per policy, liveness and readiness probes."""
+        self._tasks.append(asyncio.create_task(self._supervise(container)))
+        probe = container.spec.get("livenessProbe") or {}
+        if (probe.get("httpGet") or {}).get("port"):
+            self._tasks.append(asyncio.create_task(self._probe(container, probe)))
+        readiness = container.spec.get("readinessProbe") or {}
+        if (readiness.get("httpGet") or {}).get("port"):
+            self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
 
     def _own_ip(self) -> bool:
         """Whether the pod gets an IP of its own: in its namespace, declaring a container port
@@ -367,32 +391,28 @@ class PodRunner:
         for port, protocol in ports:
             await self.net.forward_host_port(self.pod_ip, port, port, protocol)
 
-    async def _prepare_files(self) -> PodFiles:
-        """The pod's volume and service-account files, once its Secrets and ConfigMaps exist."""
-        sources: dict[tuple[str, str], dict[str, Any] | None] = {}
-        resources = {"secret": SECRETS, "configMap": CONFIG_MAPS}
-        while True:
-            for kind, name in volume_sources(self.pod):
-                try:
-                    sources[(kind, name)] = await self.kubelet.client.get(
-                        resources[kind], name, namespace=self.namespace
-                    )
-                except ApiError as err:
-                    if err.status_code != 404:
-                        raise
-                    sources[(kind, name)] = None
-            try:
-                return PodFiles.prepare(
-                    self.pod,
-                    pod_state_dir(self.kubelet.config),
-                    sources,
-                    self.kubelet.config.in_cluster,
-                )
-            except MissingVolumeSource as err:
-                if self.terminating:
-                    raise
-                log.info("waiting for volume source", pod=self.name, error=str(err))
-                await asyncio.sleep(1.0)
+    async def fetch_sources(self) -> dict[tuple[str, str], dict[str, Any] | None]:
+        """The ConfigMaps and Secrets the pod's volumes and env name (None: not found)."""
+        return await volumemanager.fetch_sources(self.kubelet.client, self.pod)
+
+    async def _prepare_files(self) -> PodFiles | None:
+        return await volumemanager.prepare_files(self)
+
+    def observe(self, pod: dict[str, Any]) -> None:
+        """A newer version of the pod: its labels and annotations (the downward API's mutable
+        fields) reach its downwardAPI volumes at the next volume sync."""
+        md = pod.get("metadata") or {}
+        self.pod = {
+            **self.pod,
+            "metadata": {
+                **self.pod["metadata"],
+                "labels": md.get("labels") or {},
+                "annotations": md.get("annotations") or {},
+            },
+        }
+
+    async def sync_volumes(self) -> None:
+        await volumemanager.sync_volumes(self)
 
     async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
         http = probe.get("httpGet") or {}
@@ -424,17 +444,24 @@ class PodRunner:
                     port=host_port,
                 )
 
+    def process_env(self, container: Container) -> dict[str, str]:
+        """The environment a container's processes (and its exec hooks) get."""
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/root"),
+            "PYTHONUNBUFFERED": "1",
+            "HOSTNAME": pod_hostname(self.pod).uts,
+            **container.env,
+        }
+
+    def forget_process(self, pid: int) -> None:
+        self.kubelet.processes.discard(pid)
+
     async def _launch(self, container: Container) -> None:
         argv = container.argv
         if self.net is not None:
             argv = [*self.net.exec_prefix(), *argv]
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": os.environ.get("HOME", "/root"),
-            "PYTHONUNBUFFERED": "1",
-            "HOSTNAME": self.name,
-            **container.env,
-        }
+        env = self.process_env(container)
         out: Any = asyncio.subprocess.DEVNULL
         log_dir = self.kubelet.config.log_dir
         if log_dir:
@@ -468,30 +495,25 @@ class PodRunner:
             assert proc is not None
             code = await proc.wait()
             self.kubelet.processes.discard(proc.pid)
-            finished = {
-                "exitCode": code if code >= 0 else 128 - code,
-                "reason": "Completed" if code == 0 else "Error",
-                "startedAt": container.started_at,
-                "finishedAt": now_rfc3339(),
-            }
-            if code < 0:
-                finished["signal"] = -code
+            finished = terminated_state(container, code)
             container.terminated = finished
             if self.terminating or container.stopped:
                 await self.write_status()
                 return
             if restart == "Always" or (restart == "OnFailure" and code != 0):
                 await self.write_status()
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 10)
-                if self.terminating:
-                    return
+                container.waiting = crash_loop(self, container, backoff)
                 container.last_terminated = finished
+                await self.write_status()
+                if await pause(self, backoff):
+                    return
+                backoff = min(backoff * 2, MAX_BACKOFF)
                 container.restart_count += 1
+                container.waiting = None
                 await self._launch(container)
                 await self.write_status()
                 continue
-            regular = [c for c in self.containers if not c.native_sidecar]
+            regular = [c for c in self.containers if not c.init_container]
             if all(c.terminated is not None for c in regular):
                 # the pod is done: its phase from the regular containers, then its sidecars stop
                 failed = any(c.terminated and c.terminated["exitCode"] for c in regular)
@@ -541,36 +563,26 @@ class PodRunner:
         return await http_status(reader, writer, path, 1.0)
 
     async def _stop_container(self, container: Container) -> None:
-        """SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed probe)."""
-        proc = container.proc
-        if proc is None or proc.returncode is not None:
-            return
-        self._signal(container, signal.SIGTERM)
-        grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
-        try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
-        except TimeoutError:
-            self._signal(container, signal.SIGKILL)
+        """preStop, SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed
+        probe): `lifecycle.kill_container`."""
+        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        await kill_container(self, container, float(grace))
 
     async def _stop_all(self, containers: list[Container], deadline: float) -> None:
-        """SIGTERM `containers`, wait for them until `deadline` (loop time), then SIGKILL."""
-        running = [c for c in containers if c.proc is not None and c.proc.returncode is None]
-        for c in running:
-            self._signal(c, signal.SIGTERM)
-        waits = [asyncio.ensure_future(c.proc.wait()) for c in running if c.proc is not None]
-        if not waits:
-            return
+        """Stop `containers` at once (`lifecycle.kill_container`), each with the grace period
+        left until `deadline` (loop time)."""
         left = deadline - asyncio.get_running_loop().time()
-        _done, pending = await asyncio.wait(waits, timeout=max(left, 0.0))
-        for c in running:
-            self._signal(c, signal.SIGKILL)
-        if pending:
-            await asyncio.wait(pending, timeout=5)
+        await asyncio.gather(*(kill_container(self, c, left) for c in containers))
 
     def _signal(self, container: Container, sig: int) -> None:
+        """SIGTERM to the container's main process (as a runtime sends it: a shell there that
+        does not pass it on keeps its children running); SIGKILL to all of its processes."""
         if container.proc is not None and container.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(container.proc.pid, sig)
+                if sig == signal.SIGKILL:
+                    os.killpg(container.proc.pid, sig)
+                else:
+                    os.kill(main_pid(container.proc.pid, container.pid_namespace), sig)
 
     # -- stop -----------------------------------------------------------------------------------
 
@@ -580,14 +592,18 @@ class PodRunner:
         with what is left of the grace period but at least `SIDECAR_MIN_GRACE`; then release
         everything."""
         self.terminating = True
-        if self.start_task is not None:
-            # A pod deleted while it starts: let the start finish (it launches nothing more once
-            # `terminating` is set) so every process and namespace it made is released below.
-            await asyncio.wait([self.start_task])
-        if self.sim is not None:
-            await self.sim.stop()
+        self.stopped.set()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(grace, 0.1)
+        if self.start_task is not None:
+            # A pod deleted while it starts: let the start finish (it launches nothing more once
+            # `terminating` is set) so every process and namespace it made is released below;
+            # an init container it waits for is stopped as the app containers are.
+            init = [c for c in self.containers if c.init_container and not c.native_sidecar]
+            stopping = asyncio.ensure_future(self._stop_all(init, deadline))
+            await asyncio.wait([self.start_task, stopping])
+        if self.sim is not None:
+            await self.sim.stop()
         await self._stop_all([c for c in self.containers if not c.native_sidecar], deadline)
         for sidecar in reversed([c for c in self.containers if c.native_sidecar]):
             await self._stop_all([sidecar], max(deadline, loop.time() + SIDECAR_MIN_GRACE))
@@ -608,5 +624,6 @@ class PodRunner:
             self.net = None
         if self.pod_ip != self.node_ip:
             POD_IPS.release(self.uid)
+        MOUNT_POINTS.release(self.uid)
         if self.files is not None:
             self.files.remove()

@@ -4,6 +4,7 @@ import pytest
 
 from agones.localcluster.apiserver.apply import (
     ApplyConflict,
+    apply_patch_meta,
     field_set,
     from_fields_v1,
     patch_meta_from_schema,
@@ -123,3 +124,53 @@ def test_conflicting_appliers_and_force() -> None:
         m["manager"]: from_fields_v1(m["fieldsV1"]) for m in forced["metadata"]["managedFields"]
     }
     assert owners == {"m1": {("f:spec", "f:b")}, "m2": {("f:spec", "f:a")}}
+
+
+CONTAINER_PORTS = ("spec", "containers", "ports")
+POD_META = apply_patch_meta({("spec", "containers"): "name", CONTAINER_PORTS: "containerPort"})
+TCP_UDP = [
+    {"name": "http", "containerPort": 8080, "protocol": "TCP"},
+    {"name": "udp", "containerPort": 8080, "protocol": "UDP"},
+]
+
+
+@pytest.mark.parametrize(
+    ("applied", "then", "expected"),
+    [
+        pytest.param(TCP_UDP, None, TCP_UDP, id="same-number-two-protocols"),
+        pytest.param(
+            [{"name": "http", "containerPort": 8080}],
+            [{"name": "web", "containerPort": 8080, "protocol": "TCP"}],
+            [{"name": "web", "containerPort": 8080, "protocol": "TCP"}],
+            id="absent-protocol-is-tcp",
+        ),
+        pytest.param(
+            TCP_UDP,
+            [TCP_UDP[1]],
+            [TCP_UDP[1]],
+            id="reapply-drops-the-tcp-port-only",
+        ),
+    ],
+)
+def test_apply_keys_ports_by_number_and_protocol(
+    applied: list[dict], then: list[dict] | None, expected: list[dict]
+) -> None:
+    def config(ports: list[dict]) -> dict:
+        return {"spec": {"containers": [{"name": "c", "ports": ports}]}}
+
+    live = server_side_apply({"metadata": {"name": "p"}}, config(applied), "helm", POD_META, "t")
+    if then is not None:
+        live = server_side_apply(live, config(then), "helm", POD_META, "t")
+    assert live["spec"]["containers"][0]["ports"] == expected
+
+
+def test_apply_patch_meta_keys_only_ports_by_protocol() -> None:
+    meta = {CONTAINER_PORTS: "containerPort", ("spec", "ports"): "port", ("spec", "env"): "name"}
+    assert apply_patch_meta(meta) == {
+        CONTAINER_PORTS: "containerPort,protocol",
+        ("spec", "ports"): "port,protocol",
+        ("spec", "env"): "name",
+    }
+    paths = field_set({"spec": {"containers": [{"name": "c", "ports": TCP_UDP}]}}, POD_META)
+    item = 'k:{"containerPort":8080,"protocol":"UDP"}'
+    assert ("f:spec", "f:containers", 'k:{"name":"c"}', "f:ports", item, "f:name") in paths

@@ -1,0 +1,158 @@
+"""`agones extensions` as a process: SIGTERM while allocations stream in through its HTTPS port →
+`/ready` fails at once while the webhooks and the allocation API keep answering for
+`--readiness-shutdown-duration` → the in-flight requests are answered → exit 0 within the chart's
+grace period (30 s), and every GameServer it allocated was answered to its caller (nothing
+allocated and lost, nothing allocated twice). Writes to the local API server are slowed so that
+allocations are in flight when the signal comes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import ssl
+import sys
+import time
+from collections.abc import Awaitable
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.cluster import wait_for_async
+from tests.integration.gameserverallocations.harness import GAME_SERVERS, harness
+from tests.sdkserver.harness import free_port
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(180)]
+
+GRACE_PERIOD = 30.0
+"""The chart's extensions pods' grace period (Kubernetes' default)."""
+SHUTDOWN_DURATION = 1.0
+GSA = {"apiVersion": "allocation.agones.dev/v1", "kind": "GameServerAllocation", "spec": {}}
+REVIEW = {
+    "apiVersion": "admission.k8s.io/v1",
+    "kind": "AdmissionReview",
+    "request": {
+        "uid": "u-1",
+        "kind": {"group": "agones.dev", "version": "v1", "kind": "Fleet"},
+        "resource": {"group": "agones.dev", "version": "v1", "resource": "fleets"},
+        "operation": "CREATE",
+        "namespace": "default",
+        "object": {
+            "apiVersion": "agones.dev/v1",
+            "kind": "Fleet",
+            "metadata": {"name": "f", "namespace": "default"},
+            "spec": {"template": {"spec": {"template": {"spec": {"containers": []}}}}},
+        },
+    },
+}
+
+
+async def ready_status(port: int) -> int:
+    try:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{port}/ready") as response,
+        ):
+            return response.status
+    except aiohttp.ClientError:
+        return 0
+
+
+async def test_sigterm_during_allocations_drains_and_loses_nothing(tmp_path: Path) -> None:
+    port, health = free_port(), free_port()
+    async with harness() as h:
+        for i in range(200):
+            await h.create_ready(f"gs-{i}")
+        h.server.faults.write_latency = 0.05  # allocations last: SIGTERM finds some in flight
+        log = (tmp_path / "extensions.log").open("wb")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "agones",
+            "extensions",
+            f"--kubeconfig={h.server.kubeconfig}",
+            f"--webhook-port={port}",
+            f"--http-port={health}",
+            "--bind=127.0.0.1",
+            f"--cert-file={tmp_path / 'server.crt'}",
+            f"--key-file={tmp_path / 'server.key'}",
+            f"--readiness-shutdown-duration={SHUTDOWN_DURATION}s",
+            stdout=log,
+            stderr=asyncio.subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            await wait_for_async(
+                lambda: _ok(ready_status(health)), timeout=60, what="extensions /ready"
+            )
+            tls = ssl.create_default_context(cafile=str(tmp_path / "server.crt"))
+            base = f"https://127.0.0.1:{port}"
+            url = f"{base}/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations"
+            answered: list[str] = []
+            reviewed: list[float] = []
+            refused: list[str] = []
+            signalled = asyncio.Event()
+
+            async def allocate() -> None:
+                async with aiohttp.ClientSession() as session:
+                    while True:
+                        try:
+                            async with session.post(url, json=GSA, ssl=tls) as resp:
+                                body = await resp.json()
+                        except aiohttp.ClientError as err:
+                            refused.append(type(err).__name__)
+                            return
+                        assert resp.status == 201, body
+                        if body["status"]["state"] == "Allocated":
+                            answered.append(body["status"]["gameServerName"])
+
+            async def review() -> None:
+                async with aiohttp.ClientSession() as session:
+                    while True:
+                        try:
+                            async with session.post(f"{base}/mutate", json=REVIEW, ssl=tls) as resp:
+                                body = await resp.json()
+                        except aiohttp.ClientError:
+                            return
+                        assert body["response"]["allowed"] is True, body
+                        if signalled.is_set():
+                            reviewed.append(time.monotonic())
+                        await asyncio.sleep(0.05)
+
+            workers = [asyncio.create_task(allocate()) for _ in range(6)]
+            workers.append(asyncio.create_task(review()))
+            await wait_for_async(lambda: len(answered) >= 20, what="allocations under way")
+            proc.send_signal(signal.SIGTERM)
+            signalled.set()
+            sent = time.monotonic()
+            await wait_for_async(
+                lambda: _is(ready_status(health), 503), timeout=5, what="/ready to fail"
+            )
+            failed_ready = time.monotonic()
+            code = await asyncio.wait_for(proc.wait(), GRACE_PERIOD)
+            await asyncio.wait_for(asyncio.gather(*workers), 30)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            log.close()
+        assert code == 0
+        # The webhooks answered after /ready had failed: the Service stops routing first
+        assert any(t > failed_ready for t in reviewed), (sent, failed_ready, reviewed)
+        assert set(refused) <= {"ClientConnectorError", "ServerDisconnectedError"}, refused
+        assert len(set(answered)) == len(answered)
+        stored = await h.rest.list(GAME_SERVERS, "default")
+        allocated = {
+            gs["metadata"]["name"] for gs in stored["items"] if gs["status"]["state"] == "Allocated"
+        }
+        assert allocated == set(answered)
+        assert len(answered) < 200
+
+
+async def _ok(value: Awaitable[int]) -> bool:
+    return await value == 200
+
+
+async def _is(value: Awaitable[int], expected: int) -> bool:
+    return await value == expected
