@@ -61,12 +61,15 @@ from ..record import EventBroadcaster
 from .apiserver.errors import StatusError
 from .apiserver.server import LocalAPIServer, ServerOptions
 from .apiserver.services import ADDRESS_ANNOTATION
+from .clusterdns import ClusterDNS
 from .controllers.deployment import DeploymentController
 from .controllers.endpoints import EndpointsController
 from .controllers.replicaset import ReplicaSetController
+from .controllers.statefulset import StatefulSetController
+from .controllers.volumes import STORAGE_CLASSES, LocalVolumeProvisioner, default_storage_class
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
-from .nodes.podrunner import KubeletConfig
+from .nodes.podrunner import KubeletConfig, pod_state_dir
 from .nodes.scheduler import Scheduler, node_object
 from .nodes.serviceproxy import ServiceProxy
 from .nodes.spawn import start_process
@@ -91,6 +94,8 @@ APISERVICES = Resource("apiregistration.k8s.io", "v1", "apiservices", namespaced
 SYSTEM_NAMESPACE = "agones-system"
 SDK_SERVICE_ACCOUNT = "agones-sdk"
 USER_AGENT = "agones-local-kubelet"
+POD_DNS_ADDRESS = "127.0.0.10"
+"""The cluster DNS server's address inside each pod's network namespace (kube-dns' 10.96.0.10)."""
 IN_CLUSTER_TOKEN = "agones-local-service-account"
 """The token pods' in-cluster config carries (the stack's API server asks for none)."""
 """User-Agents of the in-process clients (the kubelets; `-scheduler`; `-sdkserver` for the
@@ -137,6 +142,9 @@ class StackOptions:
     allocator_certs_dir: str | None = None
     """Where its generated certificates go (`tls/`, `client-ca/`, `client/`; None: a temporary
     directory)."""
+    dns_port: int = 0
+    """The cluster DNS server's port on 127.0.0.1 (0: a free one; pods reach it at
+    `POD_DNS_ADDRESS:53` in their network namespace)."""
 
 
 def node_addresses(count: int, first: str) -> dict[str, str]:
@@ -246,6 +254,10 @@ class LocalStack:
         self.replica_sets: ReplicaSetController | None = None
         self.deployments: DeploymentController | None = None
         self.endpoints: EndpointsController | None = None
+        self.stateful_sets: StatefulSetController | None = None
+        self.volumes: LocalVolumeProvisioner | None = None
+        self.dns: ClusterDNS | None = None
+        self._events: EventBroadcaster | None = None
         self.service_proxy: ServiceProxy | None = None
         self.extensions: list[tuple[WebhookServer, APIServer]] = []
         self.allocators: list[Allocator] = []
@@ -286,7 +298,10 @@ class LocalStack:
             await self._start_webhooks()
         for name, address in self.addresses.items():
             await self._ensure(NODES, node_object(name, address))
+        await self._ensure(STORAGE_CLASSES, default_storage_class())
         self.factory = SharedInformerFactory(self.client)
+        self.dns = ClusterDNS(self.factory)
+        await self.dns.start("127.0.0.1", self.options.dns_port)
         self.scheduler = Scheduler(self._clients[0], self.factory)
         self.kubelet = Kubelet(
             self.client,
@@ -305,12 +320,25 @@ class LocalStack:
                     self.api.in_cluster_ca_pem or b"",
                     self.api.options.token or IN_CLUSTER_TOKEN,
                 ),
+                dns_server=POD_DNS_ADDRESS,
+                dns_target=(self.dns.host, self.dns.port),
             ),
             sdk_client=self._clients[1],
         )
         self.replica_sets = ReplicaSetController(self._clients[2], self.factory)
         self.deployments = DeploymentController(self._clients[2], self.factory)
         self.endpoints = EndpointsController(self._clients[2], self.factory)
+        self._events = EventBroadcaster(self._clients[2])
+        self.stateful_sets = StatefulSetController(
+            self._clients[2],
+            self.factory,
+            self._events.new_recorder("statefulset-controller"),
+        )
+        self.volumes = LocalVolumeProvisioner(
+            self._clients[2],
+            self.factory,
+            pod_state_dir(self.kubelet.config) / "persistentvolumes",
+        )
         self.service_proxy = ServiceProxy(self._clients[2], self.factory)
         self.factory.start()
         # Without Agones' CRDs (a bare cluster) the GameServer informer syncs once they exist.
@@ -319,6 +347,9 @@ class LocalStack:
         self._tasks.append(asyncio.create_task(self.replica_sets.run()))
         self._tasks.append(asyncio.create_task(self.deployments.run()))
         self._tasks.append(asyncio.create_task(self.endpoints.run()))
+        self._tasks.append(asyncio.create_task(self.stateful_sets.run()))
+        self._tasks.append(asyncio.create_task(self.volumes.run()))
+        self._tasks.append(asyncio.create_task(self._events.run()))
         self._tasks.append(asyncio.create_task(self.service_proxy.run()))
         if not self.options.agones:
             return
@@ -536,6 +567,8 @@ class LocalStack:
             await step(self.factory.shutdown())
         for server, _ in self.extensions:
             await step(server.stop())
+        if self.dns is not None:
+            await step(self.dns.stop())
         for client in [*([self.client] if self.client is not None else []), *self._clients]:
             await step(client.close())
         await step(self.api.stop())

@@ -108,10 +108,13 @@ class PodFiles:
         base: Path,
         sources: dict[tuple[str, str], Obj | None],
         in_cluster: InCluster | None,
+        claims: dict[str, Path] | None = None,
     ) -> PodFiles:
+        """`claims`: the directories of the pod's persistentVolumeClaim volumes, by volume name
+        (`volumes_pvc.resolve_claims`), used as they are (their data outlives the pod)."""
         md = pod["metadata"]
         root = base / f"{md['namespace']}_{md['name']}_{md.get('uid', '')}"
-        files = cls(root)
+        files = cls(root, volumes=dict(claims or {}))
         for volume in (pod.get("spec") or {}).get("volumes") or []:
             contents = volume_contents(volume, sources)
             if contents is None:

@@ -40,6 +40,7 @@ from .netns import PodNetwork, netns_supported
 from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
+from .volumes_pvc import resolve_claims
 
 log = structlog.get_logger("agones.localcluster.nodes.podrunner")
 
@@ -115,6 +116,11 @@ class KubeletConfig:
     """The API server's HTTPS port for pods' in-cluster config (None: no service-account files)."""
     state_dir: str | None = None
     """Where pods' volume and service-account files go (None: a temporary directory)."""
+    dns_server: str | None = None
+    """The cluster DNS server's address as pods see it (their resolv.conf `nameserver`, port 53;
+    relayed inside each pod's network namespace), None: no cluster DNS."""
+    dns_target: tuple[str, int] | None = None
+    """Where the cluster DNS server listens on the host (`clusterdns.ClusterDNS`)."""
 
 
 class PodHost(Protocol):
@@ -284,6 +290,8 @@ class PodRunner:
             if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
                 port = cfg.in_cluster.port
                 await self.net.expose_host_port(port, ("127.0.0.1", port))
+            if cfg.dns_server and cfg.dns_target is not None:
+                await self.net.expose_dns(cfg.dns_server, cfg.dns_target)
         else:
             sidecar = {
                 "GRPC": free_port(),
@@ -382,11 +390,13 @@ class PodRunner:
                         raise
                     sources[(kind, name)] = None
             try:
+                claims = await resolve_claims(self.kubelet.client.get, self.namespace, self.pod)
                 return PodFiles.prepare(
                     self.pod,
                     pod_state_dir(self.kubelet.config),
                     sources,
                     self.kubelet.config.in_cluster,
+                    claims,
                 )
             except MissingVolumeSource as err:
                 if self.terminating:
