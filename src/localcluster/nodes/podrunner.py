@@ -390,7 +390,11 @@ class PodRunner:
                         raise
                     sources[(kind, name)] = None
             try:
-                claims = await resolve_claims(self.kubelet.client.get, self.namespace, self.pod)
+                claims = await resolve_claims(
+                    lambda res, name, ns: self.kubelet.client.get(res, name, namespace=ns),
+                    self.namespace,
+                    self.pod,
+                )
                 return PodFiles.prepare(
                     self.pod,
                     pod_state_dir(self.kubelet.config),
