@@ -114,6 +114,8 @@ class Container:
         self.terminated: dict[str, Any] | None = None
         self.native_sidecar = spec.get("restartPolicy") == "Always"
         """An init container with restartPolicy Always (runs beside the others, then stops)."""
+        self.pid_namespace = False
+        """Runs as pid 1 of a PID namespace of its own (`mounts.CONTAINER_INIT`)."""
         self.stopped = False
         """Stopped for good (the pod finished): not restarted."""
         self.probe_ready = not (spec.get("readinessProbe") or {}).get("httpGet")

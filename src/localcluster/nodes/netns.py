@@ -7,7 +7,11 @@ descriptor back (`socket.send_fds`). Sockets keep the namespace they were create
 process can connect or listen in the pod's namespace without entering it. No interface other than
 the pod's own `lo` is ever created or routed: everything stays on loopback.
 
-* `PodNetwork.exec_prefix()` is the command prefix that runs a process in the namespace (`nsenter`).
+* `PodNetwork.create(sandbox)` with `podsandbox.SandboxFiles` also gives the holder new UTS, IPC
+  and mount namespaces: it sets the pod's hostname and bind-mounts the pod's `/etc/hosts`,
+  `/etc/resolv.conf` and `/etc/hostname` there (see `mounts` for the containers' own mounts).
+* `PodNetwork.exec_prefix()` is the command prefix that runs a process in the namespaces
+  (`nsenter`).
 * `PodNetwork.forward_host_port(ip, host_port, container_port, protocol)` listens on the host at
   `ip:host_port` and relays to `127.0.0.1:container_port` inside the namespace (what a CNI hostport
   plugin does with DNAT): TCP per connection, UDP per client address.
@@ -27,6 +31,7 @@ import asyncio
 import contextlib
 import fcntl
 import functools
+import json
 import os
 import shutil
 import socket
@@ -38,6 +43,8 @@ from typing import Any, cast
 
 import structlog
 
+from .mounts import bind_mount
+from .podsandbox import SandboxFiles
 from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.nodes.netns")
@@ -55,20 +62,34 @@ def loopback_up() -> None:
         fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | _IFF_UP))
 
 
-def helper_main(fd: int) -> int:
+def helper_main(fd: int, setup: str = "") -> int:
     """The holder process: serve socket requests on `fd` until the other end closes.
 
-    The other end going away at any moment (a pod deleted while it starts, Ctrl-C on
-    `agones local up`) ends the holder quietly: a reply it can no longer send is the end."""
+    `setup` (JSON `{"hostname", "binds": [[source, target], ...]}`, or empty) is applied first, in
+    the holder's own UTS and mount namespaces. The other end going away at any moment (a pod
+    deleted while it starts, Ctrl-C on `agones local up`) ends the holder quietly: a reply it
+    can no longer send is the end."""
     loopback_up()
     chan = socket.socket(fileno=fd)
     try:
+        if setup:
+            try:
+                _apply_setup(json.loads(setup))
+            except OSError as err:
+                chan.send(f"error:{err}".encode())
+                return 1
         chan.send(b"ready")
         while request := chan.recv(256):
             _answer(chan, request.decode(errors="replace"))
     except OSError:
         pass
     return 0
+
+
+def _apply_setup(setup: dict[str, Any]) -> None:
+    socket.sethostname(str(setup["hostname"]))
+    for source, target in setup["binds"]:
+        bind_mount(str(source), str(target), read_only=False)
 
 
 def _answer(chan: socket.socket, request: str) -> None:
@@ -130,23 +151,36 @@ def netns_supported() -> bool:
 class PodNetwork:
     """One pod's network namespace, held by a helper process (the pod's "pause container")."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, chan: socket.socket) -> None:
+    def __init__(
+        self, proc: asyncio.subprocess.Process, chan: socket.socket, sandboxed: bool = False
+    ) -> None:
         self.proc = proc
+        self.sandboxed = sandboxed
+        """The holder has UTS, IPC and mount namespaces too (`create(sandbox)`)."""
         self._chan = chan
         self._lock = asyncio.Lock()
         self._servers: list[asyncio.AbstractServer] = []
         self._transports: list[asyncio.BaseTransport] = []
 
     @classmethod
-    async def create(cls) -> PodNetwork:
+    async def create(cls, sandbox: SandboxFiles | None = None) -> PodNetwork:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        code = f"import sys; from agones.localcluster.nodes.netns import helper_main; sys.exit(helper_main({child.fileno()}))"
+        setup = (
+            ""
+            if sandbox is None
+            else json.dumps({"hostname": sandbox.hostname, "binds": sandbox.binds})
+        )
+        code = (
+            "import sys; from agones.localcluster.nodes.netns import helper_main; "
+            f"sys.exit(helper_main({child.fileno()}, sys.argv[1]))"
+        )
+        flags = ["--net"] if sandbox is None else ["--net", "--uts", "--ipc", "--mount"]
         proc = await start_process(
-            ["unshare", "--net", sys.executable, "-c", code], pass_fds=[child.fileno()]
+            ["unshare", *flags, sys.executable, "-c", code, setup], pass_fds=[child.fileno()]
         )
         child.close()
         parent.setblocking(False)
-        net = cls(proc, parent)
+        net = cls(proc, parent, sandboxed=sandbox is not None)
         try:
             hello = await asyncio.wait_for(net._recv(), 20)
         except (TimeoutError, OSError) as err:
@@ -154,7 +188,7 @@ class PodNetwork:
             raise OSError(f"network namespace helper did not start: {err}") from err
         if hello[0] != b"ready":
             await net.close()
-            raise OSError("network namespace helper failed")
+            raise OSError(f"pod sandbox holder failed: {hello[0].decode(errors='replace')}")
         return net
 
     @property
@@ -162,7 +196,18 @@ class PodNetwork:
         return f"/proc/{self.proc.pid}/ns/net"
 
     def exec_prefix(self) -> list[str]:
-        return ["nsenter", f"--net={self.path}", "--"]
+        """`nsenter` into the pod's namespaces: network, and UTS, IPC, mount when sandboxed."""
+        if not self.sandboxed:
+            return ["nsenter", f"--net={self.path}", "--"]
+        ns = f"/proc/{self.proc.pid}/ns"
+        return [
+            "nsenter",
+            f"--net={self.path}",
+            f"--uts={ns}/uts",
+            f"--ipc={ns}/ipc",
+            f"--mount={ns}/mnt",
+            "--",
+        ]
 
     async def _recv(self) -> tuple[bytes, list[int]]:
         loop = asyncio.get_running_loop()

@@ -1,7 +1,11 @@
 """Files a kubelet gives a pod's processes: volumes and the in-cluster service-account files.
 
-A cluster mounts them at each container's `volumeMounts[].mountPath`; here the processes share the
-host's filesystem (no mount namespace is made), so the documented FALLBACK is used throughout:
+`PodFiles.prepare(pod, ...)` writes them under the pod's directory. With mount namespaces
+(`in_mount_namespace`, see `mounts`) `container_mounts(container)` lists the bind mounts that put
+them at each container's `volumeMounts[].mountPath` (and the service account at
+`/var/run/secrets/kubernetes.io/serviceaccount`), read-only for secret, configMap, downwardAPI and
+projected volumes and for `readOnly` mounts, and nothing is rewritten. Without them (the OS refuses
+a mount namespace) the processes share the host's filesystem and the documented FALLBACK is used:
 `PodFiles.prepare(pod, ...)` writes each volume into a directory of the pod's own,
 `<root>/<namespace>_<pod>_<uid>/volumes/<volume>/` (secret and configMap volumes: one file per key,
 or per `items[]` path, mode `defaultMode`/`items[].mode`, 0644 by default; emptyDir: empty), and
@@ -29,8 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from ...client.config import SERVICE_ACCOUNT_DIR, SERVICE_ACCOUNT_DIR_ENV
+from .mounts import Mount
 
 Obj = dict[str, Any]
+
+
+READ_ONLY_KINDS = ("secret", "configMap", "downwardAPI", "projected")
 
 
 class MissingVolumeSource(Exception):
@@ -100,6 +108,10 @@ class PodFiles:
     volumes: dict[str, Path] = field(default_factory=dict)
     in_cluster: InCluster | None = None
     service_account: Path | None = None
+    in_mount_namespace: bool = False
+    """Volumes are bind-mounted at their mountPath (no rewrite)."""
+    read_only: set[str] = field(default_factory=set)
+    """Volumes every mount of which is read-only (secret, configMap, downwardAPI, projected)."""
 
     @classmethod
     def prepare(
@@ -129,6 +141,8 @@ class PodFiles:
                 path.chmod(mode & 0o777)
             where.mkdir(parents=True, exist_ok=True)
             files.volumes[str(volume["name"])] = where
+            if any(kind in volume for kind in READ_ONLY_KINDS):
+                files.read_only.add(str(volume["name"]))
         if (
             in_cluster is not None
             and (pod.get("spec") or {}).get("automountServiceAccountToken", True) is not False
@@ -154,6 +168,30 @@ class PodFiles:
             out.setdefault(str(SERVICE_ACCOUNT_DIR), self.service_account)
         return out
 
+    def container_mounts(self, container: Obj) -> list[Mount]:
+        """The bind mounts of one container (mount namespaces): its volumes, then the service
+        account unless the container mounts something at its path."""
+        out: list[Mount] = []
+        for mount in container.get("volumeMounts") or []:
+            name = str(mount.get("name", ""))
+            local = self.volumes.get(name)
+            if local is None or not mount.get("mountPath"):
+                continue
+            source = local
+            if mount.get("subPath"):
+                # a subPath pins today's file (it never updates); a missing one is made a directory
+                source = (local / str(mount["subPath"])).resolve()
+                if not source.is_relative_to(local.resolve()):
+                    continue
+                if not source.exists():
+                    source.mkdir(parents=True, exist_ok=True)
+            read_only = bool(mount.get("readOnly")) or name in self.read_only
+            out.append(Mount(str(source), str(mount["mountPath"]), read_only))
+        targets = {m.target.rstrip("/") for m in out}
+        if self.service_account is not None and str(SERVICE_ACCOUNT_DIR) not in targets:
+            out.append(Mount(str(self.service_account), str(SERVICE_ACCOUNT_DIR), True))
+        return out
+
     def rewrite(self, text: str, mounts: dict[str, Path]) -> str:
         for mount_path in sorted(mounts, key=len, reverse=True):
             pattern = re.escape(mount_path) + r"(?=/|$|[^\w.\-])"
@@ -162,17 +200,23 @@ class PodFiles:
         return text
 
     def container_argv(self, container: Obj, argv: list[str]) -> list[str]:
+        if self.in_mount_namespace:
+            return argv
         mounts = self.mounts(container)
         return [self.rewrite(a, mounts) for a in argv]
 
     def container_env(self, container: Obj, env: dict[str, str]) -> dict[str, str]:
         mounts = self.mounts(container)
-        out = {k: self.rewrite(v, mounts) for k, v in env.items()}
+        if self.in_mount_namespace:
+            out = dict(env)
+        else:
+            out = {k: self.rewrite(v, mounts) for k, v in env.items()}
         if self.in_cluster is not None and self.service_account is not None:
             out.setdefault("KUBERNETES_SERVICE_HOST", self.in_cluster.host)
             out.setdefault("KUBERNETES_SERVICE_PORT", str(self.in_cluster.port))
             out.setdefault("KUBERNETES_SERVICE_PORT_HTTPS", str(self.in_cluster.port))
-            out[SERVICE_ACCOUNT_DIR_ENV] = str(self.service_account)
+            if not self.in_mount_namespace:
+                out[SERVICE_ACCOUNT_DIR_ENV] = str(self.service_account)
         return out
 
     def remove(self) -> None:

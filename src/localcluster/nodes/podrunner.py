@@ -36,8 +36,10 @@ from .containers import (
     program_for,
     resolve_env,
 )
+from .mounts import MOUNT_POINTS, container_init_argv, main_pid, mountns_supported
 from .netns import PodNetwork, netns_supported
 from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
+from .podsandbox import write_sandbox_files
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
 from .volumes_pvc import resolve_claims
@@ -49,6 +51,10 @@ SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
 POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
 """Pods in a network namespace of their own (but GameServers' pods) get an address here, where
 their declared container ports are relayed (so Services reach them); loopback only."""
+PLACEHOLDER = (
+    "import signal, sys; signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); signal.pause()"
+)
+"""What a container without a local program runs: it waits, and leaves on SIGTERM."""
 CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
 
 
@@ -116,9 +122,13 @@ class KubeletConfig:
     """The API server's HTTPS port for pods' in-cluster config (None: no service-account files)."""
     state_dir: str | None = None
     """Where pods' volume and service-account files go (None: a temporary directory)."""
+    use_mountns: bool | None = None
+    """Mount, UTS, IPC and PID namespaces for process pods in a network namespace (volumes at
+    their mountPath, pod hostname, pid 1); None: when supported. False: the path rewrite."""
     dns_server: str | None = None
-    """The cluster DNS server's address as pods see it (their resolv.conf `nameserver`, port 53;
-    relayed inside each pod's network namespace), None: no cluster DNS."""
+    """The cluster DNS server as pods see it, written to their resolv.conf (dnsPolicy
+    ClusterFirst; port 53, relayed inside each pod's network namespace to `dns_target`); None:
+    the host's resolv.conf, as a kubelet without cluster DNS does."""
     dns_target: tuple[str, int] | None = None
     """Where the cluster DNS server listens on the host (`clusterdns.ClusterDNS`)."""
 
@@ -282,10 +292,23 @@ class PodRunner:
             *(spec.get("containers") or []),
         ]
         use_netns = cfg.use_netns if cfg.use_netns is not None else netns_supported()
+        use_mounts = use_netns and (
+            cfg.use_mountns if cfg.use_mountns is not None else mountns_supported()
+        )
         remap: dict[str, str] = {}
         self.files = await self._prepare_files()
+        self.files.in_mount_namespace = use_mounts
         if use_netns:
-            self.net = await PodNetwork.create()
+            sandbox = None
+            if use_mounts:
+                if self._own_ip():
+                    self.pod_ip = POD_IPS.allocate(
+                        self.uid, lambda ip: _bindable(ip, self._pod_ports())
+                    )
+                sandbox = write_sandbox_files(
+                    self.files.root, self.pod, self.pod_ip, cfg.dns_server
+                )
+            self.net = await PodNetwork.create(sandbox)
             await self.net.expose_host_port(cfg.api_port, ("127.0.0.1", cfg.api_port))
             if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
                 port = cfg.in_cluster.port
@@ -321,10 +344,18 @@ class PodRunner:
                 if ports:
                     env["PORT"] = str(ports[0]["hostPort"])
             if argv is None:
-                argv = [sys.executable, "-c", "import signal; signal.pause()"]
+                argv = [sys.executable, "-c", PLACEHOLDER]
             argv = self.files.container_argv(c, argv)
             env = self.files.container_env(c, env)
-            self.containers.append(Container(c, argv, env))
+            if use_mounts:
+                mounts = self.files.container_mounts(c)
+                for m in mounts:
+                    MOUNT_POINTS.ensure(m.target, Path(m.source).is_file(), self.uid)
+                workdir = str(c.get("workingDir") or (REPO_ROOT if REPO_ROOT.is_dir() else "/"))
+                argv = container_init_argv(mounts, argv, workdir)
+            container = Container(c, argv, env)
+            container.pid_namespace = use_mounts
+            self.containers.append(container)
         if self.net is not None and self._own_ip():
             await self._forward_pod_ports()
         if self.net is not None:
@@ -582,9 +613,14 @@ class PodRunner:
             await asyncio.wait(pending, timeout=5)
 
     def _signal(self, container: Container, sig: int) -> None:
+        """SIGTERM to the container's main process (as a runtime sends it: a shell there that
+        does not pass it on keeps its children running); SIGKILL to all of its processes."""
         if container.proc is not None and container.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(container.proc.pid, sig)
+                if sig == signal.SIGKILL:
+                    os.killpg(container.proc.pid, sig)
+                else:
+                    os.kill(main_pid(container.proc.pid, container.pid_namespace), sig)
 
     # -- stop -----------------------------------------------------------------------------------
 
@@ -622,5 +658,6 @@ class PodRunner:
             self.net = None
         if self.pod_ip != self.node_ip:
             POD_IPS.release(self.uid)
+        MOUNT_POINTS.release(self.uid)
         if self.files is not None:
             self.files.remove()
