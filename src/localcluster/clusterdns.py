@@ -143,16 +143,14 @@ def _reply_header_only(wire: bytes, rcode: int) -> bytes:
 
 def answer(wire: bytes, lookup: Lookup) -> bytes | None:
     """The reply to one query's bytes, or None for bytes too short to answer (see the docstring)."""
-    if len(wire) < 12:
-        return None
+    if len(wire) < 12 or wire[2] & 0x80:
+        return None  # too short to answer, or a response: never answer one (no reflection loops)
+    if (wire[2] >> 3) & 0x0F != dns.opcode.QUERY:
+        return _reply_header_only(wire, dns.rcode.NOTIMP)
     try:
         query = dns.message.from_wire(wire)
     except (dns.exception.DNSException, ValueError, IndexError, UnicodeError):
         return _reply_header_only(wire, dns.rcode.FORMERR)
-    if wire[2] & 0x80:
-        return None  # a response, not a query: never answer one (no reflection loops)
-    if query.opcode() != dns.opcode.QUERY:
-        return _reply_header_only(wire, dns.rcode.NOTIMP)
     if len(query.question) != 1:
         return _reply_header_only(wire, dns.rcode.FORMERR)
     reply = dns.message.make_response(query)
