@@ -1,6 +1,6 @@
 """What a container of a process pod runs as: the image → local program map (`IMAGE_PROGRAMS`), the
 argv (`program_for`: `command` replaces the image's ENTRYPOINT, `args` its CMD), its environment
-with `fieldRef`s resolved (`resolve_env`), a probe's port, and one running container's state as the
+for simulated pods (`resolve_env`, over `envvars`), a probe's port, and one running container's state as the
 pod status reports it (`Container`).
 """
 
@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+
+from .envvars import ContainerConfigError, EnvSources, PodAddresses, make_environment
 
 log = structlog.get_logger("agones.localcluster.nodes.containers")
 
@@ -55,31 +57,21 @@ def program_for(container: dict[str, Any]) -> list[str] | None:
 
 
 def resolve_env(container: dict[str, Any], pod: dict[str, Any], node_ip: str) -> dict[str, str]:
-    """The container's env with `valueFrom.fieldRef` resolved as the kubelet does."""
-    md = pod.get("metadata") or {}
-    fields = {
-        "metadata.name": md.get("name", ""),
-        "metadata.namespace": md.get("namespace", ""),
-        "metadata.uid": md.get("uid", ""),
-        "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
-        "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
-        "status.hostIP": node_ip,
-        "status.podIP": node_ip,
-    }
+    """The container's `value`s and `fieldRef`s as `envvars.make_environment` resolves them, for a
+    simulated pod (no ConfigMap or Secret is read: a variable that needs one is left out)."""
+    addresses = PodAddresses(node_ip, node_ip)
     env: dict[str, str] = {}
     for item in container.get("env") or []:
-        name = item.get("name")
-        if not name:
+        if not isinstance(item, dict) or not item.get("name"):
             continue
-        if "value" in item:
-            env[name] = str(item["value"])
+        try:
+            env.update(
+                make_environment(
+                    {**container, "env": [item], "envFrom": []}, pod, EnvSources(), addresses
+                )
+            )
+        except ContainerConfigError:
             continue
-        ref = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath", "")
-        m = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", ref)
-        if m:
-            env[name] = str((md.get(m.group(1)) or {}).get(m.group(2), ""))
-        elif ref in fields:
-            env[name] = str(fields[ref])
     return env
 
 
@@ -114,6 +106,10 @@ class Container:
         self.terminated: dict[str, Any] | None = None
         self.native_sidecar = spec.get("restartPolicy") == "Always"
         """An init container with restartPolicy Always (runs beside the others, then stops)."""
+        self.init_container = False
+        """One of `spec.initContainers` (a native sidecar too)."""
+        self.waiting: dict[str, str] | None = None
+        """Why it is not running (reason, message) when that is not "ContainerCreating"."""
         self.pid_namespace = False
         """Runs as pid 1 of a PID namespace of its own (`mounts.CONTAINER_INIT`)."""
         self.stopped = False
@@ -123,7 +119,9 @@ class Container:
 
     def status(self) -> dict[str, Any]:
         state: dict[str, Any]
-        if self.terminated is not None:
+        if self.waiting is not None:
+            state = {"waiting": dict(self.waiting)}
+        elif self.terminated is not None:
             state = {"terminated": self.terminated}
         elif self.proc is not None:
             state = {"running": {"startedAt": self.started_at}}

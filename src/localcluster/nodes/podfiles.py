@@ -1,31 +1,33 @@
 """Files a kubelet gives a pod's processes: volumes and the in-cluster service-account files.
 
-`PodFiles.prepare(pod, ...)` writes them under the pod's directory. With mount namespaces
-(`in_mount_namespace`, see `mounts`) `container_mounts(container)` lists the bind mounts that put
-them at each container's `volumeMounts[].mountPath` (and the service account at
-`/var/run/secrets/kubernetes.io/serviceaccount`), read-only for secret, configMap, downwardAPI and
-projected volumes and for `readOnly` mounts, and nothing is rewritten. Without them (the OS refuses
-a mount namespace) the processes share the host's filesystem and the documented FALLBACK is used:
-`PodFiles.prepare(pod, ...)` writes each volume into a directory of the pod's own,
-`<root>/<namespace>_<pod>_<uid>/volumes/<volume>/` (secret and configMap volumes: one file per key,
-or per `items[]` path, mode `defaultMode`/`items[].mode`, 0644 by default; emptyDir: empty), and
-`container_env(container, env)` / `rewrite(text)` then substitute the container's mountPaths by
-those directories wherever they appear in its `args`, `command` and env values (a mountPath is
+`PodFiles.prepare(pod, ...)` writes every projected volume (`volumes.volume_payload`: configMap,
+secret, downwardAPI, projected) with `volumes.AtomicWriter` into a directory of the pod's own,
+`<root>/<namespace>_<pod>_<uid>/volumes/<volume>/` (emptyDir: an empty one; hostPath: the host
+path itself); `refresh(pod, sources)` rewrites them when a ConfigMap or Secret changed, as the
+kubelet's periodic volume sync does.
+
+With mount namespaces (`in_mount_namespace`, see `mounts`) `container_mounts(container)` lists the
+bind mounts that put them at each container's `volumeMounts[].mountPath` (and the service account
+at `/var/run/secrets/kubernetes.io/serviceaccount`), read-only for secret, configMap, downwardAPI
+and projected volumes and for `readOnly` mounts, and nothing is rewritten. Without them (the OS
+refuses a mount namespace) the processes share the host's filesystem and the documented FALLBACK
+is used: `container_env(container, env)` / `rewrite(text)` substitute the container's mountPaths
+by those directories wherever they appear in its `args`, `command` and env values (a mountPath is
 replaced where it is a whole path or a path's prefix: `/certs` in `--cert=/certs/tls.crt`, not
 in `/certs2`).
 
 In-cluster config (unless `automountServiceAccountToken: false`): `token` (a token the local API
 server accepts), `ca.crt` (the CA of its HTTPS port) and `namespace` are written to
-`<pod dir>/serviceaccount/`, standing for `/var/run/secrets/kubernetes.io/serviceaccount`, which
-is rewritten the same way and named by `AGONES_SERVICE_ACCOUNT_DIR` (read by
+`<pod dir>/serviceaccount/`, standing for `/var/run/secrets/kubernetes.io/serviceaccount`, (in the
+fallback rewritten the same way and named by `AGONES_SERVICE_ACCOUNT_DIR`, read by
 `agones.client.config.in_cluster_config`); `KUBERNETES_SERVICE_HOST`/`_PORT` point at the API
-server's HTTPS port as the pod reaches it. A secret or configMap that does not exist (and is not
-`optional`) raises `MissingVolumeSource`: the kubelet retries, the containers wait, as on a cluster.
+server's HTTPS port as the pod reaches it. A volume that cannot be set up (a secret or configMap
+that does not exist and is not `optional`, a missing key, a bad path) raises
+`volumes.VolumeError`: the kubelet retries, the containers wait, as on a cluster.
 """
 
 from __future__ import annotations
 
-import base64
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -33,16 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from ...client.config import SERVICE_ACCOUNT_DIR, SERVICE_ACCOUNT_DIR_ENV
+from .envvars import PodAddresses
 from .mounts import Mount
+from .volumes import AtomicWriter, volume_payload
 
 Obj = dict[str, Any]
 
 
 READ_ONLY_KINDS = ("secret", "configMap", "downwardAPI", "projected")
-
-
-class MissingVolumeSource(Exception):
-    """A volume's Secret or ConfigMap does not exist (yet)."""
 
 
 @dataclass(frozen=True)
@@ -53,53 +53,6 @@ class InCluster:
     port: int
     ca_pem: bytes
     token: str
-
-
-def volume_contents(
-    volume: Obj, sources: dict[tuple[str, str], Obj | None]
-) -> dict[str, tuple[bytes, int]] | None:
-    """Relative path → (bytes, mode) of a secret/configMap volume, {} for emptyDir, None for kinds
-    not materialised. `sources` holds the Secrets and ConfigMaps by (kind, name)."""
-    if "emptyDir" in volume:
-        return {}
-    for kind, name_key in (("secret", "secretName"), ("configMap", "name")):
-        spec = volume.get(kind)
-        if not isinstance(spec, dict):
-            continue
-        source = sources.get((kind, str(spec.get(name_key, ""))))
-        if source is None:
-            if spec.get("optional"):
-                return {}
-            raise MissingVolumeSource(f'{kind} "{spec.get(name_key, "")}" not found')
-        data = (
-            {k: base64.b64decode(v) for k, v in (source.get("data") or {}).items()}
-            if kind == "secret"
-            else {
-                **{k: str(v).encode() for k, v in (source.get("data") or {}).items()},
-                **{k: base64.b64decode(v) for k, v in (source.get("binaryData") or {}).items()},
-            }
-        )
-        mode = int(spec.get("defaultMode", 0o644))
-        items = spec.get("items")
-        if not items:
-            return {k: (v, mode) for k, v in data.items()}
-        return {
-            str(item["path"]): (data[item["key"]], int(item.get("mode", mode)))
-            for item in items
-            if item.get("key") in data
-        }
-    return None
-
-
-def volume_sources(pod: Obj) -> list[tuple[str, str]]:
-    """(kind, name) of the Secrets and ConfigMaps a pod's volumes name."""
-    out = []
-    for volume in (pod.get("spec") or {}).get("volumes") or []:
-        if isinstance((volume.get("secret")), dict):
-            out.append(("secret", str(volume["secret"].get("secretName", ""))))
-        if isinstance(volume.get("configMap"), dict):
-            out.append(("configMap", str(volume["configMap"].get("name", ""))))
-    return out
 
 
 @dataclass
@@ -120,6 +73,7 @@ class PodFiles:
         base: Path,
         sources: dict[tuple[str, str], Obj | None],
         in_cluster: InCluster | None,
+        addresses: PodAddresses | None = None,
         claims: dict[str, Path] | None = None,
     ) -> PodFiles:
         """`claims`: the directories of the pod's persistentVolumeClaim volumes, by volume name
@@ -127,22 +81,14 @@ class PodFiles:
         md = pod["metadata"]
         root = base / f"{md['namespace']}_{md['name']}_{md.get('uid', '')}"
         files = cls(root, volumes=dict(claims or {}))
+        files.refresh(pod, sources, in_cluster, addresses)
         for volume in (pod.get("spec") or {}).get("volumes") or []:
-            contents = volume_contents(volume, sources)
-            if contents is None:
-                continue
-            where = root / "volumes" / str(volume["name"])
-            for rel, (data, mode) in contents.items():
-                path = where / rel
-                if not path.resolve().is_relative_to(where.resolve()):
-                    continue  # a path escaping the volume is refused, as the kubelet does
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
-                path.chmod(mode & 0o777)
-            where.mkdir(parents=True, exist_ok=True)
-            files.volumes[str(volume["name"])] = where
-            if any(kind in volume for kind in READ_ONLY_KINDS):
-                files.read_only.add(str(volume["name"]))
+            name = str(volume.get("name") or "")
+            if "emptyDir" in volume:
+                files.volumes[name] = root / "volumes" / name
+                files.volumes[name].mkdir(parents=True, exist_ok=True)
+            elif isinstance(volume.get("hostPath"), dict) and volume["hostPath"].get("path"):
+                files.volumes[name] = _host_path(volume["hostPath"])
         if (
             in_cluster is not None
             and (pod.get("spec") or {}).get("automountServiceAccountToken", True) is not False
@@ -154,6 +100,31 @@ class PodFiles:
             (sa / "namespace").write_text(md["namespace"])
             files.in_cluster, files.service_account = in_cluster, sa
         return files
+
+    def refresh(
+        self,
+        pod: Obj,
+        sources: dict[tuple[str, str], Obj | None],
+        in_cluster: InCluster | None,
+        addresses: PodAddresses | None = None,
+    ) -> list[str]:
+        """(Re)write the projected volumes from `sources`; the names of those that changed.
+        `VolumeError` (nothing written for that volume) when one cannot be set up."""
+        addresses = addresses or PodAddresses("", "")
+        token = in_cluster.token if in_cluster is not None else None
+        changed = []
+        for volume in (pod.get("spec") or {}).get("volumes") or []:
+            payload = volume_payload(volume, pod, sources, addresses, token)
+            if payload is None:
+                continue
+            name = str(volume.get("name") or "")
+            where = self.root / "volumes" / name
+            if AtomicWriter(where).write(payload):
+                changed.append(name)
+            self.volumes[name] = where
+            if any(kind in volume for kind in READ_ONLY_KINDS):
+                self.read_only.add(name)
+        return changed
 
     def mounts(self, container: Obj) -> dict[str, Path]:
         """mountPath → local directory (or file, with subPath) for one container."""
@@ -221,3 +192,15 @@ class PodFiles:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _host_path(spec: Obj) -> Path:
+    """A hostPath volume's directory (made for `DirectoryOrCreate`, a file for `FileOrCreate`)."""
+    path = Path(str(spec["path"]))
+    kind = spec.get("type") or ""
+    if kind == "DirectoryOrCreate":
+        path.mkdir(parents=True, exist_ok=True)
+    elif kind == "FileOrCreate" and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    return path

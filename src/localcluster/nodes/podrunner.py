@@ -26,6 +26,7 @@ from ...client.rest import Resource, RESTClient
 from ...client.versioned.resources import PODS, SECRETS
 from ...featuregates import FeatureGates
 from ..apiserver.meta import now_rfc3339
+from . import envvars, volumes
 from .containers import (
     REPO_ROOT,
     SIDECAR_MIN_GRACE,
@@ -36,12 +37,21 @@ from .containers import (
     program_for,
     resolve_env,
 )
+from .envvars import EnvSources, PodAddresses, expand, make_environment
+from .initcontainers import (
+    CreateContainerError,
+    configure_containers,
+    start_in_order,
+    terminated_state,
+)
+from .lifecycle import kill_container
 from .mounts import MOUNT_POINTS, container_init_argv, main_pid, mountns_supported
 from .netns import PodNetwork, netns_supported
-from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
-from .podsandbox import write_sandbox_files
+from .podfiles import InCluster, PodFiles
+from .podsandbox import pod_hostname, write_sandbox_files
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
+from .volumes import VolumeError
 from .volumes_pvc import resolve_claims
 
 log = structlog.get_logger("agones.localcluster.nodes.podrunner")
@@ -125,6 +135,8 @@ class KubeletConfig:
     use_mountns: bool | None = None
     """Mount, UTS, IPC and PID namespaces for process pods in a network namespace (volumes at
     their mountPath, pod hostname, pid 1); None: when supported. False: the path rewrite."""
+    volume_sync_period: float = 2.0
+    """Seconds between two checks of a process pod's ConfigMaps and Secrets for its volumes."""
     dns_server: str | None = None
     """The cluster DNS server as pods see it, written to their resolv.conf (dnsPolicy
     ClusterFirst; port 53, relayed inside each pod's network namespace to `dns_target`); None:
@@ -158,7 +170,13 @@ class PodRunner:
         self.net: PodNetwork | None = None
         self.pod_ip = node_ip
         self.files: PodFiles | None = None
+        self._sources: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._use_netns = False
+        self.initialized = True
+        """Every init container (but native sidecars) has completed."""
         self.terminating = False
+        self.stopped = asyncio.Event()
+        """Set with `terminating`: wakes the start's back-off waits."""
         self._tasks: list[asyncio.Task[Any]] = []
         self.start_task: asyncio.Task[None] | None = None
         """The running `start()`: `terminate()` waits for it, so nothing starts after the stop."""
@@ -198,7 +216,7 @@ class PodRunner:
             conditions = []
             for kind, value in (
                 ("PodScheduled", "True"),
-                ("Initialized", "True"),
+                ("Initialized", str(self.initialized)),
                 ("ContainersReady", str(ready)),
                 ("Ready", str(ready)),
             ):
@@ -287,24 +305,28 @@ class PodRunner:
         cfg = self.kubelet.config
         spec = self.pod.get("spec") or {}
         init = list(spec.get("initContainers") or [])
-        ordered = [
-            *[c for c in init if c.get("restartPolicy") == "Always"],
-            *(spec.get("containers") or []),
-        ]
+        every = [*init, *(spec.get("containers") or [])]
         use_netns = cfg.use_netns if cfg.use_netns is not None else netns_supported()
         use_mounts = use_netns and (
             cfg.use_mountns if cfg.use_mountns is not None else mountns_supported()
         )
+        self._use_netns = use_netns
         remap: dict[str, str] = {}
+        if use_netns and self._own_ip():
+            self.pod_ip = POD_IPS.allocate(self.uid, lambda ip: _bindable(ip, self._pod_ports()))
+        self.containers = [Container(c, [], {}) for c in every]
+        for container in self.containers[: len(init)]:
+            container.init_container = True
+        for container in self.containers:
+            container.pid_namespace = use_mounts
+        self.initialized = not any(
+            c.init_container and not c.native_sidecar for c in self.containers
+        )
         self.files = await self._prepare_files()
         self.files.in_mount_namespace = use_mounts
         if use_netns:
             sandbox = None
             if use_mounts:
-                if self._own_ip():
-                    self.pod_ip = POD_IPS.allocate(
-                        self.uid, lambda ip: _bindable(ip, self._pod_ports())
-                    )
                 sandbox = write_sandbox_files(
                     self.files.root, self.pod, self.pod_ip, cfg.dns_server
                 )
@@ -326,40 +348,14 @@ class PodRunner:
                 "AGONES_SDK_HTTP_PORT": str(sidecar["HTTP"]),
             }
             self._health_port = sidecar["HEALTH"]
-        for c in ordered:
-            argv = program_for(c)
-            env = resolve_env(c, self.pod, self.node_ip)
-            if c.get("name") == SIDECAR_NAME:
-                env["KUBECONFIG"] = cfg.kubeconfig
-                if argv is None:
-                    argv = [sys.executable, "-m", "agones", "sdkserver", *c.get("args", [])]
-                if not use_netns:
-                    argv = [a for a in argv if not a.startswith(("--grpc-port", "--http-port"))]
-                    argv += [f"--grpc-port={remap['AGONES_SDK_GRPC_PORT']}"]
-                    argv += [f"--http-port={remap['AGONES_SDK_HTTP_PORT']}"]
-                    env["HEALTH_PORT"] = str(self._health_port)
-            elif not use_netns:
-                env.update({k: v for k, v in remap.items() if k in env})
-                ports = [p for p in c.get("ports") or [] if p.get("hostPort")]
-                if ports:
-                    env["PORT"] = str(ports[0]["hostPort"])
-            if argv is None:
-                argv = [sys.executable, "-c", PLACEHOLDER]
-            argv = self.files.container_argv(c, argv)
-            env = self.files.container_env(c, env)
-            if use_mounts:
-                mounts = self.files.container_mounts(c)
-                for m in mounts:
-                    MOUNT_POINTS.ensure(m.target, Path(m.source).is_file(), self.uid)
-                workdir = str(c.get("workingDir") or (REPO_ROOT if REPO_ROOT.is_dir() else "/"))
-                argv = container_init_argv(mounts, argv, workdir)
-            container = Container(c, argv, env)
-            container.pid_namespace = use_mounts
-            self.containers.append(container)
+        if not await configure_containers(
+            self, lambda c: self._container_command(c, use_mounts, remap)
+        ):
+            return
         if self.net is not None and self._own_ip():
             await self._forward_pod_ports()
         if self.net is not None:
-            for c in ordered:
+            for c in every:
                 for p in c.get("ports") or []:
                     if not p.get("hostPort"):
                         continue
@@ -368,20 +364,62 @@ class PodRunner:
                         int(p.get("containerPort") or p["hostPort"]),
                         p.get("protocol") or "TCP",
                     )
-        for container in self.containers:
-            if self.terminating:
-                return
-            await self._launch(container)
-        self._phase = "Running"
-        await self.write_status()
-        for container in self.containers:
-            self._tasks.append(asyncio.create_task(self._supervise(container)))
-            probe = container.spec.get("livenessProbe") or {}
-            if (probe.get("httpGet") or {}).get("port"):
-                self._tasks.append(asyncio.create_task(self._probe(container, probe)))
-            readiness = container.spec.get("readinessProbe") or {}
-            if (readiness.get("httpGet") or {}).get("port"):
-                self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
+        if volumes.referenced_sources(self.pod):
+            self._tasks.append(asyncio.create_task(self.sync_volumes()))
+        await start_in_order(self)
+
+    def start_supervision(self, container: Container) -> None:
+        """Watch a launched container: restarts per policy, liveness and readiness probes."""
+        self._tasks.append(asyncio.create_task(self._supervise(container)))
+        probe = container.spec.get("livenessProbe") or {}
+        if (probe.get("httpGet") or {}).get("port"):
+            self._tasks.append(asyncio.create_task(self._probe(container, probe)))
+        readiness = container.spec.get("readinessProbe") or {}
+        if (readiness.get("httpGet") or {}).get("port"):
+            self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
+
+    def _container_command(
+        self, c: dict[str, Any], use_mounts: bool, remap: dict[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """The argv and env one container runs with (`envvars.ContainerConfigError` when a
+        reference cannot be resolved, or its mount points cannot be made)."""
+        cfg = self.kubelet.config
+        env = make_environment(
+            c,
+            self.pod,
+            EnvSources.from_pairs(self._sources),
+            PodAddresses(self.pod_ip, self.node_ip),
+        )
+        argv = [expand(a, env) for a in program_for(c) or []] or None
+        if c.get("name") == SIDECAR_NAME:
+            env["KUBECONFIG"] = cfg.kubeconfig
+            if argv is None:
+                argv = [sys.executable, "-m", "agones", "sdkserver", *c.get("args", [])]
+            if not self._use_netns:
+                argv = [a for a in argv if not a.startswith(("--grpc-port", "--http-port"))]
+                argv += [f"--grpc-port={remap['AGONES_SDK_GRPC_PORT']}"]
+                argv += [f"--http-port={remap['AGONES_SDK_HTTP_PORT']}"]
+                env["HEALTH_PORT"] = str(self._health_port)
+        elif not self._use_netns:
+            env.update({k: v for k, v in remap.items() if k in env})
+            ports = [p for p in c.get("ports") or [] if p.get("hostPort")]
+            if ports:
+                env["PORT"] = str(ports[0]["hostPort"])
+        if argv is None:
+            argv = [sys.executable, "-c", PLACEHOLDER]
+        assert self.files is not None
+        argv = self.files.container_argv(c, argv)
+        env = self.files.container_env(c, env)
+        if use_mounts:
+            mounts = self.files.container_mounts(c)
+            try:
+                for m in mounts:
+                    MOUNT_POINTS.ensure(m.target, Path(m.source).is_file(), self.uid)
+            except OSError as err:
+                raise CreateContainerError(f"cannot make mount point: {err}") from err
+            workdir = str(c.get("workingDir") or (REPO_ROOT if REPO_ROOT.is_dir() else "/"))
+            argv = container_init_argv(mounts, argv, workdir)
+        return argv, env
 
     def _own_ip(self) -> bool:
         """Whether the pod gets an IP of its own: in its namespace, declaring a container port
@@ -406,20 +444,26 @@ class PodRunner:
         for port, protocol in ports:
             await self.net.forward_host_port(self.pod_ip, port, port, protocol)
 
-    async def _prepare_files(self) -> PodFiles:
-        """The pod's volume and service-account files, once its Secrets and ConfigMaps exist."""
-        sources: dict[tuple[str, str], dict[str, Any] | None] = {}
+    async def fetch_sources(self) -> dict[tuple[str, str], dict[str, Any] | None]:
+        """The ConfigMaps and Secrets the pod's volumes and env name (None: not found)."""
         resources = {"secret": SECRETS, "configMap": CONFIG_MAPS}
+        wanted = volumes.referenced_sources(self.pod) | envvars.referenced_sources(self.pod)
+        sources: dict[tuple[str, str], dict[str, Any] | None] = {}
+        for kind, name in sorted(wanted):
+            try:
+                sources[(kind, name)] = await self.kubelet.client.get(
+                    resources[kind], name, namespace=self.namespace
+                )
+            except ApiError as err:
+                if err.status_code not in (400, 404):
+                    raise
+                sources[(kind, name)] = None
+        return sources
+
+    async def _prepare_files(self) -> PodFiles:
+        """The pod's volume and service-account files, once its volumes can be set up."""
         while True:
-            for kind, name in volume_sources(self.pod):
-                try:
-                    sources[(kind, name)] = await self.kubelet.client.get(
-                        resources[kind], name, namespace=self.namespace
-                    )
-                except ApiError as err:
-                    if err.status_code != 404:
-                        raise
-                    sources[(kind, name)] = None
+            self._sources = await self.fetch_sources()
             try:
                 claims = await resolve_claims(
                     lambda res, name, ns: self.kubelet.client.get(res, name, namespace=ns),
@@ -429,15 +473,36 @@ class PodRunner:
                 return PodFiles.prepare(
                     self.pod,
                     pod_state_dir(self.kubelet.config),
-                    sources,
+                    self._sources,
                     self.kubelet.config.in_cluster,
+                    PodAddresses(self.pod_ip, self.node_ip),
                     claims,
                 )
-            except MissingVolumeSource as err:
+            except VolumeError as err:
                 if self.terminating:
                     raise
-                log.info("waiting for volume source", pod=self.name, error=str(err))
+                log.info("waiting for volume", pod=self.name, error=str(err))
                 await asyncio.sleep(1.0)
+
+    async def sync_volumes(self) -> None:
+        """Rewrite the pod's projected volumes when their ConfigMaps or Secrets change (the
+        kubelet's periodic volume sync), every `KubeletConfig.volume_sync_period` seconds."""
+        period = self.kubelet.config.volume_sync_period
+        while not self.terminating and self.files is not None:
+            await asyncio.sleep(period)
+            try:
+                self._sources = await self.fetch_sources()
+                changed = self.files.refresh(
+                    self.pod,
+                    self._sources,
+                    self.kubelet.config.in_cluster,
+                    PodAddresses(self.pod_ip, self.node_ip),
+                )
+            except (VolumeError, ApiError, OSError) as err:
+                log.info("volume sync failed", pod=self.name, error=str(err))
+                continue
+            if changed:
+                log.info("volumes updated", pod=self.name, volumes=changed)
 
     async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
         http = probe.get("httpGet") or {}
@@ -469,17 +534,24 @@ class PodRunner:
                     port=host_port,
                 )
 
+    def process_env(self, container: Container) -> dict[str, str]:
+        """The environment a container's processes (and its exec hooks) get."""
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/root"),
+            "PYTHONUNBUFFERED": "1",
+            "HOSTNAME": pod_hostname(self.pod).uts,
+            **container.env,
+        }
+
+    def forget_process(self, pid: int) -> None:
+        self.kubelet.processes.discard(pid)
+
     async def _launch(self, container: Container) -> None:
         argv = container.argv
         if self.net is not None:
             argv = [*self.net.exec_prefix(), *argv]
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": os.environ.get("HOME", "/root"),
-            "PYTHONUNBUFFERED": "1",
-            "HOSTNAME": self.name,
-            **container.env,
-        }
+        env = self.process_env(container)
         out: Any = asyncio.subprocess.DEVNULL
         log_dir = self.kubelet.config.log_dir
         if log_dir:
@@ -513,14 +585,7 @@ class PodRunner:
             assert proc is not None
             code = await proc.wait()
             self.kubelet.processes.discard(proc.pid)
-            finished = {
-                "exitCode": code if code >= 0 else 128 - code,
-                "reason": "Completed" if code == 0 else "Error",
-                "startedAt": container.started_at,
-                "finishedAt": now_rfc3339(),
-            }
-            if code < 0:
-                finished["signal"] = -code
+            finished = terminated_state(container, code)
             container.terminated = finished
             if self.terminating or container.stopped:
                 await self.write_status()
@@ -536,7 +601,7 @@ class PodRunner:
                 await self._launch(container)
                 await self.write_status()
                 continue
-            regular = [c for c in self.containers if not c.native_sidecar]
+            regular = [c for c in self.containers if not c.init_container]
             if all(c.terminated is not None for c in regular):
                 # the pod is done: its phase from the regular containers, then its sidecars stop
                 failed = any(c.terminated and c.terminated["exitCode"] for c in regular)
@@ -586,31 +651,16 @@ class PodRunner:
         return await http_status(reader, writer, path, 1.0)
 
     async def _stop_container(self, container: Container) -> None:
-        """SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed probe)."""
-        proc = container.proc
-        if proc is None or proc.returncode is not None:
-            return
-        self._signal(container, signal.SIGTERM)
-        grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
-        try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
-        except TimeoutError:
-            self._signal(container, signal.SIGKILL)
+        """preStop, SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed
+        probe): `lifecycle.kill_container`."""
+        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        await kill_container(self, container, float(grace))
 
     async def _stop_all(self, containers: list[Container], deadline: float) -> None:
-        """SIGTERM `containers`, wait for them until `deadline` (loop time), then SIGKILL."""
-        running = [c for c in containers if c.proc is not None and c.proc.returncode is None]
-        for c in running:
-            self._signal(c, signal.SIGTERM)
-        waits = [asyncio.ensure_future(c.proc.wait()) for c in running if c.proc is not None]
-        if not waits:
-            return
+        """Stop `containers` at once (`lifecycle.kill_container`), each with the grace period
+        left until `deadline` (loop time)."""
         left = deadline - asyncio.get_running_loop().time()
-        _done, pending = await asyncio.wait(waits, timeout=max(left, 0.0))
-        for c in running:
-            self._signal(c, signal.SIGKILL)
-        if pending:
-            await asyncio.wait(pending, timeout=5)
+        await asyncio.gather(*(kill_container(self, c, left) for c in containers))
 
     def _signal(self, container: Container, sig: int) -> None:
         """SIGTERM to the container's main process (as a runtime sends it: a shell there that
@@ -630,14 +680,18 @@ class PodRunner:
         with what is left of the grace period but at least `SIDECAR_MIN_GRACE`; then release
         everything."""
         self.terminating = True
-        if self.start_task is not None:
-            # A pod deleted while it starts: let the start finish (it launches nothing more once
-            # `terminating` is set) so every process and namespace it made is released below.
-            await asyncio.wait([self.start_task])
-        if self.sim is not None:
-            await self.sim.stop()
+        self.stopped.set()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(grace, 0.1)
+        if self.start_task is not None:
+            # A pod deleted while it starts: let the start finish (it launches nothing more once
+            # `terminating` is set) so every process and namespace it made is released below;
+            # an init container it waits for is stopped as the app containers are.
+            init = [c for c in self.containers if c.init_container and not c.native_sidecar]
+            stopping = asyncio.ensure_future(self._stop_all(init, deadline))
+            await asyncio.wait([self.start_task, stopping])
+        if self.sim is not None:
+            await self.sim.stop()
         await self._stop_all([c for c in self.containers if not c.native_sidecar], deadline)
         for sidecar in reversed([c for c in self.containers if c.native_sidecar]):
             await self._stop_all([sidecar], max(deadline, loop.time() + SIDECAR_MIN_GRACE))

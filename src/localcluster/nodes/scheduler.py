@@ -35,10 +35,14 @@ log = structlog.get_logger("agones.localcluster.nodes.scheduler")
 Obj = Mapping[str, Any]
 
 
+NODE_CAPACITY = {"cpu": "2", "memory": "8Gi", "ephemeral-storage": "100Gi"}
+"""What every simulated node reports (and what a container without limits is limited to)."""
+
+
 def node_object(name: str, address: str, max_pods: int = 1000) -> dict[str, Any]:
     """A Ready, schedulable Node reachable at `address`."""
     now = now_rfc3339()
-    capacity = {"cpu": "2", "memory": "8Gi", "pods": str(max_pods), "ephemeral-storage": "100Gi"}
+    capacity = {**NODE_CAPACITY, "pods": str(max_pods)}
     return {
         "apiVersion": "v1",
         "kind": "Node",

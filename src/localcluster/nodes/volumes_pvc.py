@@ -3,7 +3,7 @@
 `claim_names(pod)` lists the claims a pod's volumes name (volume name → claim name).
 `claim_directory(claim, volume)` is the directory of a bound claim's PersistentVolume (`hostPath`
 or `local` path); a claim that is missing, not yet `Bound`, or bound to a volume of another kind
-raises `MissingVolumeSource`, so the kubelet waits and retries as it does for a missing ConfigMap
+raises `volumes.VolumeError`, so the kubelet waits and retries as it does for a missing ConfigMap
 (on Kubernetes the pod stays ContainerCreating until its volumes mount).
 `resolve_claims(get, namespace, pod)` does both with `get(resource, name, namespace)` reading the
 API server, giving `PodFiles.prepare` its `claims` (volume name → directory): the pod's mount of
@@ -18,7 +18,7 @@ from typing import Any
 
 from ...client.errors import ApiError
 from ...client.rest import Resource
-from .podfiles import MissingVolumeSource
+from .volumes import VolumeError
 
 Obj = dict[str, Any]
 CLAIMS = Resource("", "v1", "persistentvolumeclaims", namespaced=True, kind="PersistentVolumeClaim")
@@ -38,16 +38,16 @@ def claim_names(pod: Obj) -> dict[str, str]:
 def claim_directory(claim: Obj | None, volume: Obj | None, claim_name: str = "") -> Path:
     """The directory behind a bound claim (see the module docstring)."""
     if claim is None:
-        raise MissingVolumeSource(f'persistentvolumeclaim "{claim_name}" not found')
+        raise VolumeError(f'persistentvolumeclaim "{claim_name}" not found')
     name = claim["metadata"]["name"]
     if (claim.get("status") or {}).get("phase") != "Bound" or volume is None:
-        raise MissingVolumeSource(f'persistentvolumeclaim "{name}" is not bound')
+        raise VolumeError(f'persistentvolumeclaim "{name}" is not bound')
     spec = volume.get("spec") or {}
     for kind in ("hostPath", "local"):
         path = (spec.get(kind) or {}).get("path")
         if path:
             return Path(path)
-    raise MissingVolumeSource(
+    raise VolumeError(
         f'persistentvolume "{volume["metadata"]["name"]}" has no local path for claim "{name}"'
     )
 
