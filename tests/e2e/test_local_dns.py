@@ -108,3 +108,67 @@ def test_names_resolve_inside_a_process_pod(
     assert (seen["nope-rcode"], seen["nope-rcode-tcp"]) == ("NXDOMAIN", "NXDOMAIN")
     assert seen["nameserver"] == "127.0.0.10"
     kubectl(fw, "delete", "sts", "gate")
+
+
+def _ready_since(pod: Any) -> Any:
+    return next(c.last_transition_time for c in pod.status.conditions if c.type == "Ready")
+
+
+@pytest.mark.timeout(240)
+def test_an_init_container_waits_until_the_service_has_a_ready_pod(
+    framework: Framework, local_stack: Any, core: kubernetes.client.CoreV1Api
+) -> None:
+    """`until getent hosts waitdb; do sleep 1; done` (the libc resolver, as `nslookup` would ask):
+    a headless Service has no address until its pod is Ready, so the client's init container
+    finishes only after that."""
+    fw = framework
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "waitdb"},
+        "spec": {"clusterIP": "None", "selector": {"app": "waitdb"}, "ports": [{"port": 8080}]},
+    }
+    client = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "waiting-client"},
+        "spec": {
+            "initContainers": [
+                {
+                    "name": "wait-for-db",
+                    "image": "busybox",
+                    "command": ["sh", "-c", "until getent hosts waitdb; do sleep 1; done"],
+                }
+            ],
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "python",
+                    "command": [sys.executable, "-c", "import signal; signal.pause()"],
+                }
+            ],
+        },
+    }
+    kubectl(fw, "apply", "-f", "-", stdin=json.dumps(service))
+    kubectl(fw, "apply", "-f", "-", stdin=json.dumps(client))
+
+    def init_state() -> Any:
+        pod = core.read_namespaced_pod("waiting-client", fw.namespace)
+        statuses = pod.status.init_container_statuses or []
+        return statuses[0].state if statuses else None
+
+    fw.wait("the init container runs", lambda: (s := init_state()) and s.running, timeout=60)
+    assert core.read_namespaced_pod("waiting-client", fw.namespace).status.phase == "Pending"
+    kubectl(fw, "apply", "-f", "-", stdin=manifests("waitdb", 1))
+    kubectl(fw, "rollout", "status", "sts/waitdb", "--timeout=90s")
+    fw.wait(
+        "the client runs",
+        lambda: core.read_namespaced_pod("waiting-client", fw.namespace).status.phase == "Running",
+        timeout=60,
+    )
+    done = init_state().terminated
+    assert (done.exit_code, done.reason) == (0, "Completed")
+    db_ready = _ready_since(core.read_namespaced_pod("waitdb-0", fw.namespace))
+    assert done.finished_at >= db_ready
+    kubectl(fw, "delete", "pod", "waiting-client", "--wait=false")
+    kubectl(fw, "delete", "sts", "waitdb")
