@@ -69,6 +69,7 @@ from .controllers.statefulset import StatefulSetController
 from .controllers.volumes import STORAGE_CLASSES, LocalVolumeProvisioner, default_storage_class
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
+from .nodes.podmesh import PodMesh
 from .nodes.podrunner import KubeletConfig, pod_state_dir
 from .nodes.scheduler import Scheduler, node_object
 from .nodes.serviceproxy import ServiceProxy
@@ -257,6 +258,7 @@ class LocalStack:
         self.stateful_sets: StatefulSetController | None = None
         self.volumes: LocalVolumeProvisioner | None = None
         self.dns: ClusterDNS | None = None
+        self.mesh: PodMesh | None = None
         self._events: EventBroadcaster | None = None
         self.service_proxy: ServiceProxy | None = None
         self.extensions: list[tuple[WebhookServer, APIServer]] = []
@@ -334,6 +336,7 @@ class LocalStack:
             self.factory,
             self._events.new_recorder("statefulset-controller"),
         )
+        self.mesh = PodMesh(self.kubelet.runners, self.factory)
         self.volumes = LocalVolumeProvisioner(
             self._clients[2],
             self.factory,
@@ -349,6 +352,7 @@ class LocalStack:
         self._tasks.append(asyncio.create_task(self.endpoints.run()))
         self._tasks.append(asyncio.create_task(self.stateful_sets.run()))
         self._tasks.append(asyncio.create_task(self.volumes.run()))
+        self._tasks.append(asyncio.create_task(self.mesh.run()))
         self._tasks.append(asyncio.create_task(self._events.run()))
         self._tasks.append(asyncio.create_task(self.service_proxy.run()))
         if not self.options.agones:

@@ -2,7 +2,7 @@
 resolver, the pod's /etc/resolv.conf (search list, ndots:5) and the relay at the nameserver's
 address in the pod's network namespace. A Service's short name, `svc.ns` and FQDN resolve to its
 ClusterIP; a StatefulSet pod's stable name to that pod's address; a name nobody serves is
-NXDOMAIN. The program reports what it resolved in a ConfigMap through its in-cluster config."""
+NXDOMAIN; and the addresses answer from inside the pod. The program reports what it resolved in a ConfigMap through its in-cluster config."""
 
 from __future__ import annotations
 
@@ -39,6 +39,17 @@ query = dns.message.make_query("nope.%s.svc.cluster.local" % ns, "A")
 result["nope-rcode"] = dns.rcode.to_text(dns.query.udp(query, server, timeout=5).rcode())
 result["nope-rcode-tcp"] = dns.rcode.to_text(dns.query.tcp(query, server, timeout=5).rcode())
 result["nameserver"] = server
+
+def http_status(url):
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status
+    except OSError as err:
+        return str(err)
+
+result["http-pod"] = http_status("http://gate-0.gate:8080/")
+result["http-service"] = http_status("http://db:5432/")
 
 async def main():
     async with RESTClient(in_cluster_config()) as client:
@@ -107,6 +118,8 @@ def test_names_resolve_inside_a_process_pod(
     assert seen["nope"].startswith("gaierror:")
     assert (seen["nope-rcode"], seen["nope-rcode-tcp"]) == ("NXDOMAIN", "NXDOMAIN")
     assert seen["nameserver"] == "127.0.0.10"
+    # and the addresses answer: a pod by its stable name, a Service by its ClusterIP (podmesh)
+    assert (seen["http-pod"], seen["http-service"]) == (200, 200)
     kubectl(fw, "delete", "sts", "gate")
 
 

@@ -17,6 +17,8 @@ the pod's own `lo` is ever created or routed: everything stays on loopback.
   plugin does with DNAT): TCP per connection, UDP per client address.
 * `PodNetwork.expose_host_port(port, target)` listens on `127.0.0.1:port` inside the namespace and
   relays each connection to `target` on the host (so a sidecar in the pod reaches the API server).
+* `PodNetwork.relay_tcp(address)` listens on `address` inside the namespace and relays each
+  connection to the same address on the host (`podmesh`).
 * `PodNetwork.expose_dns(address, target)` listens on `address:53` (UDP and TCP, a loopback
   address) inside the namespace and relays each query to the cluster DNS server at `target`.
 * `PodNetwork.http_get(port, path)` is a kubelet-style HTTP probe inside the namespace.
@@ -294,6 +296,23 @@ class PodNetwork:
             await _pipe_both(reader, writer, r2, w2)
 
         self._servers.append(await asyncio.start_server(on_conn, sock=sock))
+
+    async def relay_tcp(self, address: tuple[str, int]) -> asyncio.AbstractServer:
+        """Listen on `address` (a loopback one) in the pod; relay each connection to the same
+        address on the host (`podmesh`: other pods and Services as the pod dials them)."""
+        sock = await self.new_socket(f"listen:{address[0]}:{address[1]}")
+
+        async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                r2, w2 = await asyncio.open_connection(*address)
+            except OSError:
+                writer.close()
+                return
+            await _pipe_both(reader, writer, r2, w2)
+
+        server = await asyncio.start_server(on_conn, sock=sock)
+        self._servers.append(server)
+        return server
 
     async def expose_dns(self, address: str, target: tuple[str, int]) -> None:
         """Listen on `address:53` (UDP and TCP) in the pod and relay each query to the cluster
