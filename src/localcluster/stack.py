@@ -8,7 +8,9 @@ webhooks in-process over HTTPS with a generated certificate (the Service
 certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
 own informers, registered through the APIService `v1.allocation.agones.dev`, so
 `kubectl create -f gameserverallocation.yaml` works; `extensions_replicas` such servers behind the
-one Service, each with its own allocator and share of the candidates), the simulated nodes with their scheduler and kubelets, the
+one Service, each with its own allocator and share of the candidates), the default StorageClass, the cluster DNS server (`clusterdns`, relayed into every pod's
+network namespace at `POD_DNS_ADDRESS:53`), the simulated nodes with their scheduler and kubelets,
+the deployment, replicaset, statefulset, endpoints and volume controllers and the pod mesh, the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`), and the allocator service as another
 (`agones allocator` on 127.0.0.1:`allocator_port`, mutual TLS with certificates generated into
@@ -139,7 +141,8 @@ class StackOptions:
     agones: bool = True
     """Install and run agones-py's own components (CRDs, webhooks, allocation API, controller,
     allocator); False: a bare cluster (API server, nodes, scheduler, kubelets, deployment,
-    replicaset and endpoints controllers, service proxy) for `helm install` to fill."""
+    replicaset, statefulset, endpoints and volume controllers, cluster DNS, service proxy) for
+    `helm install` to fill."""
     allocator_certs_dir: str | None = None
     """Where its generated certificates go (`tls/`, `client-ca/`, `client/`; None: a temporary
     directory)."""

@@ -547,8 +547,9 @@ def _storage(status: frozenset[str]) -> list[ResourceInfo]:
 
 def _stored_only(status: frozenset[str]) -> list[ResourceInfo]:
     """Kinds a cluster's manifests carry that are stored and served here but that nothing acts on
-    (no RBAC enforcement, no PDB controller): so a chart's YAML applies as a whole. Deployments
-    and ReplicaSets are run by `deployment.py` / `replicaset.py` when the stack is up."""
+        (no RBAC enforcement, no PDB controller): so a chart's YAML applies as a whole. Deployments
+        and ReplicaSets are run by `deployment.py` / `replicaset.py` when the stack is up, StatefulSets
+    by `statefulset.py`, claims by the volume provisioner (`controllers/volumes.py`)."""
     rbac = "rbac.authorization.k8s.io"
     rule_meta = _meta()
     return [
