@@ -44,9 +44,16 @@ def kubectl(fw: Framework, *args: str, stdin: str | None = None, check: bool = T
     return out.stdout
 
 
-def manifests(name: str, replicas: int, policy: str = "OrderedReady", ready: bool = True) -> str:
+def manifests(
+    name: str,
+    replicas: int,
+    policy: str = "OrderedReady",
+    ready: bool = True,
+    retention: str = "Retain",
+) -> str:
     """A headless Service and a StatefulSet of HTTP servers recording each boot on their claim;
-    `ready=False` probes a port nothing serves (the pods never become Ready)."""
+    `ready=False` probes a port nothing serves (the pods never become Ready); `retention` is the
+    claims' `whenDeleted` and `whenScaled` policy."""
     probe_port = 8080 if ready else 9
     service = {
         "apiVersion": "v1",
@@ -66,6 +73,10 @@ def manifests(name: str, replicas: int, policy: str = "OrderedReady", ready: boo
             "serviceName": name,
             "replicas": replicas,
             "podManagementPolicy": policy,
+            "persistentVolumeClaimRetentionPolicy": {
+                "whenDeleted": retention,
+                "whenScaled": retention,
+            },
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": {"app": name}},
@@ -261,11 +272,17 @@ def test_ordered_ready_creation_rolling_update_by_ordinal_and_claims(
 
 
 @pytest.mark.timeout(240)
-def test_parallel_creates_every_ordinal_without_waiting_and_scales_down_from_the_top(
+def test_parallel_creates_every_ordinal_at_once_and_deletes_claims_by_policy(
     framework: Framework, local_stack: Any, core: kubernetes.client.CoreV1Api
 ) -> None:
     fw = framework
-    kubectl(fw, "apply", "-f", "-", stdin=manifests("par", 3, "Parallel", ready=False))
+    kubectl(
+        fw,
+        "apply",
+        "-f",
+        "-",
+        stdin=manifests("par", 3, "Parallel", ready=False, retention="Delete"),
+    )
 
     def names() -> list[str]:
         pods = core.list_namespaced_pod(fw.namespace, label_selector="app=par").items
@@ -287,7 +304,18 @@ def test_parallel_creates_every_ordinal_without_waiting_and_scales_down_from_the
     )
     kubectl(fw, "scale", "sts", "par", "--replicas=1")
     fw.wait("scaled to one", lambda: names() == ["par-0"], timeout=60)
+
+    def claims() -> list[str]:
+        return sorted(
+            c.metadata.name
+            for c in core.list_namespaced_persistent_volume_claim(fw.namespace).items
+            if c.metadata.name.startswith("data-par-") and not c.metadata.deletion_timestamp
+        )
+
+    # whenScaled: Delete: the condemned pods owned their claims, the garbage collector took them
+    fw.wait("the scaled-down claims deleted", lambda: claims() == ["data-par-0"], timeout=60)
     kubectl(fw, "delete", "sts", "par")
+    fw.wait("the set's claims deleted (whenDeleted: Delete)", lambda: claims() == [], timeout=60)
 
 
 @pytest.mark.timeout(240)

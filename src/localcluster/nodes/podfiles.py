@@ -84,6 +84,10 @@ class PodFiles:
         files.refresh(pod, sources, in_cluster, addresses)
         for volume in (pod.get("spec") or {}).get("volumes") or []:
             name = str(volume.get("name") or "")
+            if name in files.volumes and (volume.get("persistentVolumeClaim") or {}).get(
+                "readOnly"
+            ):
+                files.read_only.add(name)
             if "emptyDir" in volume:
                 files.volumes[name] = root / "volumes" / name
                 files.volumes[name].mkdir(parents=True, exist_ok=True)
