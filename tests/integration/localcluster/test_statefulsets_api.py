@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from agones.localcluster import ServerOptions, ThreadedAPIServer
 from tests.cluster import Cluster
-from tests.fuzzing import examples, mutated
+from tests.fuzzing import examples, json_values, mutated
 
 
 def statefulset(name: str = "web", **spec: Any) -> dict[str, Any]:
@@ -318,3 +318,25 @@ def test_malformed_claims_get_a_4xx_status(local: Cluster, ns: str, body: Any, v
         assert resp.body["kind"] == "Status", resp.body
     elif verb == "POST":
         local.api.delete(f"{path}/fuzz")
+
+
+@settings(max_examples=examples(150))
+@given(
+    patch=st.one_of(mutated({"spec": statefulset()["spec"]}), json_values),
+    target=st.sampled_from(["", "/scale", "/status"]),
+    ctype=st.sampled_from(
+        ["application/merge-patch+json", "application/strategic-merge-patch+json"]
+    ),
+)
+def test_malformed_patches_of_a_statefulset_get_a_4xx_status(
+    local: Cluster, ns: str, patch: Any, target: str, ctype: str
+) -> None:
+    path = sts_path(ns, "patched")
+    if local.api.get(path).status == 404:
+        assert local.api.post(sts_path(ns), statefulset("patched")).status == 201
+    before = local.api.get(path).body
+    resp = local.api.raw("PATCH", path + target, json.dumps(patch).encode(), ctype)
+    assert resp.status < 500, (patch, resp.body)
+    if resp.status >= 400:
+        assert resp.body["kind"] == "Status", resp.body
+        assert local.api.get(path).body == before  # a refused patch changes nothing
