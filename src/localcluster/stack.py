@@ -72,10 +72,11 @@ from .controllers.volumes import STORAGE_CLASSES, LocalVolumeProvisioner, defaul
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
 from .nodes.podmesh import PodMesh
-from .nodes.podrunner import KubeletConfig, pod_state_dir
+from .nodes.podrunner import KubeletConfig
 from .nodes.scheduler import Scheduler, node_object
 from .nodes.serviceproxy import ServiceProxy
 from .nodes.spawn import start_process
+from .nodes.volumemanager import pod_state_dir
 
 log = structlog.get_logger("agones.localcluster.stack")
 
@@ -343,7 +344,7 @@ class LocalStack:
         self.volumes = LocalVolumeProvisioner(
             self._clients[2],
             self.factory,
-            pod_state_dir(self.kubelet.config) / "persistentvolumes",
+            pod_state_dir(self.kubelet.config.state_dir) / "persistentvolumes",
         )
         self.service_proxy = ServiceProxy(self._clients[2], self.factory)
         self.factory.start()

@@ -3,6 +3,7 @@ pod, read what its containers printed (the kubelet's per-container log), wait fo
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -63,3 +64,25 @@ def statuses(framework: Framework, name: str, key: str = "containerStatuses") ->
 
 def phase(framework: Framework, name: str) -> str:
     return str(((framework.pod(name) or {}).get("status") or {}).get("phase") or "")
+
+
+def kubectl_status(framework: Framework, name: str) -> str:
+    """The STATUS column `kubectl get pod` prints."""
+    out = subprocess.run(
+        [
+            "kubectl",
+            "--kubeconfig",
+            framework.kubeconfig,
+            "-n",
+            framework.namespace,
+            "get",
+            "pod",
+            name,
+            "--no-headers",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.split()
+    return out[2] if len(out) > 2 else ""

@@ -39,12 +39,6 @@ cluster is a development tool)."""
 PENDING = {"reason": "PodInitializing"}
 
 
-class CreateContainerError(ContainerConfigError):
-    """The runtime could not create the container (its mount points cannot be made)."""
-
-    reason = "CreateContainerError"
-
-
 class Runner(Protocol):
     """What this module uses of a `podrunner.PodRunner`."""
 
@@ -80,7 +74,12 @@ def terminated_state(container: Container, code: int) -> dict[str, Any]:
     return finished
 
 
-async def pause(runner: Runner, seconds: float) -> bool:
+class Stoppable(Protocol):
+    terminating: bool
+    stopped: asyncio.Event
+
+
+async def pause(runner: Stoppable, seconds: float) -> bool:
     """Wait `seconds` or until the pod is being deleted; True when it is."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(runner.stopped.wait(), seconds)
@@ -148,11 +147,11 @@ async def run_to_completion(runner: Runner, container: Container) -> bool:
             return False
         await runner.write_status()
         container.waiting = crash_loop(runner, container, backoff)
+        container.last_terminated = container.terminated
         await runner.write_status()
         if await pause(runner, backoff):
             return False
         backoff = min(backoff * 2, MAX_BACKOFF)
-        container.last_terminated = container.terminated
         container.restart_count += 1
     return False
 

@@ -22,10 +22,14 @@ container's first port is passed as `PORT=<hostPort>` and the sidecar gets free 
 `--grpc-port`/`--http-port`/`HEALTH_PORT` (and the game `AGONES_SDK_*_PORT`), which suits programs
 that read them (simple-game-server does) and nothing else.
 
-A pod deleted gracefully (deletionTimestamp set) gets SIGTERM, `terminationGracePeriodSeconds`,
-then SIGKILL (to the process group), its native sidecars only after its app containers have
-exited, as Kubernetes orders them; the kubelet then deletes it with grace period 0. Pod IP and host
-IP are the node's address.
+As root each process pod also gets UTS, IPC and mount namespaces, and each container a mount and
+PID namespace of its own with its volumes at their mountPath (`mounts`, `podsandbox`, `volumes`,
+`envvars`); init containers run first, in order (`initcontainers`).
+
+A pod deleted gracefully (deletionTimestamp set) gets its `preStop` hooks, SIGTERM to each
+container's main process, `terminationGracePeriodSeconds`, then SIGKILL (`lifecycle`), its native
+sidecars only after its app containers have exited, as Kubernetes orders them; the kubelet then
+deletes it with grace period 0. Pod IP and host IP are the node's address.
 """
 
 from __future__ import annotations
@@ -92,6 +96,8 @@ class Kubelet:
                 self._finishing.add(uid)
                 self._spawn(self._finish(pod, runner))
             return
+        if runner is not None:
+            runner.observe(pod)
         if runner is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import structlog
 
 from .containers import Container, probe_port
-from .mounts import main_pid
+from .mounts import forked_main_pid
 from .netns import PodNetwork
 from .spawn import start_process
 
@@ -52,12 +52,12 @@ class Runner(Protocol):
     async def _http_get(self, port: int, path: str, host: str = "127.0.0.1") -> int: ...
 
 
-def exec_argv(runner: Runner, container: Container, command: list[str]) -> list[str]:
+async def exec_argv(runner: Runner, container: Container, command: list[str]) -> list[str]:
     """`command` run inside the container: its main process's namespaces when it has its own
     (PID and mount), else the pod's network namespace, else the host."""
     proc = container.proc
     if container.pid_namespace and proc is not None:
-        target = main_pid(proc.pid, True)
+        target = await forked_main_pid(proc.pid)
         return [
             "nsenter",
             f"--target={target}",
@@ -82,7 +82,7 @@ async def _exec(
         return "exec handler has no command"
     try:
         proc = await start_process(
-            exec_argv(runner, container, [str(c) for c in command]),
+            await exec_argv(runner, container, [str(c) for c in command]),
             env=runner.process_env(container),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,

@@ -29,6 +29,7 @@ kubelet uses the documented path-rewrite fallback of `podfiles`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import json
@@ -133,6 +134,19 @@ def main_pid(pid: int, pid_namespace: bool) -> int:
     except OSError:
         return pid
     return int(children[0]) if children else pid
+
+
+async def forked_main_pid(pid: int, timeout: float = 5.0) -> int:
+    """`main_pid` once the container init has forked its pid 1 (or `pid` after `timeout`, or
+    when the init has already ended)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline and Path(f"/proc/{pid}").exists():
+        child = main_pid(pid, True)
+        if child != pid:
+            return child
+        await asyncio.sleep(0.01)
+    return pid
 
 
 def bind_mount(source: str, target: str, read_only: bool = False) -> None:

@@ -12,8 +12,6 @@ import os
 import random
 import signal
 import socket
-import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +20,12 @@ from typing import Any, Protocol
 import structlog
 
 from ...client.errors import ApiError
-from ...client.rest import Resource, RESTClient
-from ...client.versioned.resources import PODS, SECRETS
+from ...client.rest import RESTClient
+from ...client.versioned.resources import PODS
 from ...featuregates import FeatureGates
 from ..apiserver.meta import now_rfc3339
-from . import envvars, volumes
+from . import volumemanager, volumes
+from .containerconfig import container_config
 from .containers import (
     REPO_ROOT,
     SIDECAR_MIN_GRACE,
@@ -37,22 +36,21 @@ from .containers import (
     program_for,
     resolve_env,
 )
-from .envvars import EnvSources, PodAddresses, expand, make_environment
 from .initcontainers import (
-    CreateContainerError,
+    MAX_BACKOFF,
     configure_containers,
+    crash_loop,
+    pause,
     start_in_order,
     terminated_state,
 )
 from .lifecycle import kill_container
-from .mounts import MOUNT_POINTS, container_init_argv, main_pid, mountns_supported
+from .mounts import MOUNT_POINTS, main_pid, mountns_supported
 from .netns import PodNetwork, netns_supported
 from .podfiles import InCluster, PodFiles
 from .podsandbox import pod_hostname, write_sandbox_files
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
-from .volumes import VolumeError
-from .volumes_pvc import resolve_claims
 
 log = structlog.get_logger("agones.localcluster.nodes.podrunner")
 
@@ -61,16 +59,6 @@ SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
 POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
 """Pods in a network namespace of their own (but GameServers' pods) get an address here, where
 their declared container ports are relayed (so Services reach them); loopback only."""
-PLACEHOLDER = (
-    "import signal, sys; signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); signal.pause()"
-)
-"""What a container without a local program runs: it waits, and leaves on SIGTERM."""
-CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
-
-
-def pod_state_dir(config: KubeletConfig) -> Path:
-    """Where pods' files go: `config.state_dir`, else a directory under the temporary one."""
-    return Path(config.state_dir or Path(tempfile.gettempdir()) / "agones-local-pods")
 
 
 class PodIPs:
@@ -322,8 +310,11 @@ class PodRunner:
         self.initialized = not any(
             c.init_container and not c.native_sidecar for c in self.containers
         )
-        self.files = await self._prepare_files()
-        self.files.in_mount_namespace = use_mounts
+        files = await self._prepare_files()
+        if files is None:
+            return
+        self.files = files
+        files.in_mount_namespace = use_mounts
         if use_netns:
             sandbox = None
             if use_mounts:
@@ -349,7 +340,8 @@ class PodRunner:
             }
             self._health_port = sidecar["HEALTH"]
         if not await configure_containers(
-            self, lambda c: self._container_command(c, use_mounts, remap)
+            self,
+            lambda c: container_config(self, c, use_mounts, remap),
         ):
             return
         if self.net is not None and self._own_ip():
@@ -364,7 +356,10 @@ class PodRunner:
                         int(p.get("containerPort") or p["hostPort"]),
                         p.get("protocol") or "TCP",
                     )
-        if volumes.referenced_sources(self.pod):
+        downward = [
+            v for v in spec.get("volumes") or [] if isinstance(v, dict) and "emptyDir" not in v
+        ]
+        if downward or volumes.referenced_sources(self.pod):
             self._tasks.append(asyncio.create_task(self.sync_volumes()))
         await start_in_order(self)
 
@@ -377,49 +372,6 @@ class PodRunner:
         readiness = container.spec.get("readinessProbe") or {}
         if (readiness.get("httpGet") or {}).get("port"):
             self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
-
-    def _container_command(
-        self, c: dict[str, Any], use_mounts: bool, remap: dict[str, str]
-    ) -> tuple[list[str], dict[str, str]]:
-        """The argv and env one container runs with (`envvars.ContainerConfigError` when a
-        reference cannot be resolved, or its mount points cannot be made)."""
-        cfg = self.kubelet.config
-        env = make_environment(
-            c,
-            self.pod,
-            EnvSources.from_pairs(self._sources),
-            PodAddresses(self.pod_ip, self.node_ip),
-        )
-        argv = [expand(a, env) for a in program_for(c) or []] or None
-        if c.get("name") == SIDECAR_NAME:
-            env["KUBECONFIG"] = cfg.kubeconfig
-            if argv is None:
-                argv = [sys.executable, "-m", "agones", "sdkserver", *c.get("args", [])]
-            if not self._use_netns:
-                argv = [a for a in argv if not a.startswith(("--grpc-port", "--http-port"))]
-                argv += [f"--grpc-port={remap['AGONES_SDK_GRPC_PORT']}"]
-                argv += [f"--http-port={remap['AGONES_SDK_HTTP_PORT']}"]
-                env["HEALTH_PORT"] = str(self._health_port)
-        elif not self._use_netns:
-            env.update({k: v for k, v in remap.items() if k in env})
-            ports = [p for p in c.get("ports") or [] if p.get("hostPort")]
-            if ports:
-                env["PORT"] = str(ports[0]["hostPort"])
-        if argv is None:
-            argv = [sys.executable, "-c", PLACEHOLDER]
-        assert self.files is not None
-        argv = self.files.container_argv(c, argv)
-        env = self.files.container_env(c, env)
-        if use_mounts:
-            mounts = self.files.container_mounts(c)
-            try:
-                for m in mounts:
-                    MOUNT_POINTS.ensure(m.target, Path(m.source).is_file(), self.uid)
-            except OSError as err:
-                raise CreateContainerError(f"cannot make mount point: {err}") from err
-            workdir = str(c.get("workingDir") or (REPO_ROOT if REPO_ROOT.is_dir() else "/"))
-            argv = container_init_argv(mounts, argv, workdir)
-        return argv, env
 
     def _own_ip(self) -> bool:
         """Whether the pod gets an IP of its own: in its namespace, declaring a container port
@@ -446,63 +398,26 @@ class PodRunner:
 
     async def fetch_sources(self) -> dict[tuple[str, str], dict[str, Any] | None]:
         """The ConfigMaps and Secrets the pod's volumes and env name (None: not found)."""
-        resources = {"secret": SECRETS, "configMap": CONFIG_MAPS}
-        wanted = volumes.referenced_sources(self.pod) | envvars.referenced_sources(self.pod)
-        sources: dict[tuple[str, str], dict[str, Any] | None] = {}
-        for kind, name in sorted(wanted):
-            try:
-                sources[(kind, name)] = await self.kubelet.client.get(
-                    resources[kind], name, namespace=self.namespace
-                )
-            except ApiError as err:
-                if err.status_code not in (400, 404):
-                    raise
-                sources[(kind, name)] = None
-        return sources
+        return await volumemanager.fetch_sources(self.kubelet.client, self.pod)
 
-    async def _prepare_files(self) -> PodFiles:
-        """The pod's volume and service-account files, once its volumes can be set up."""
-        while True:
-            self._sources = await self.fetch_sources()
-            try:
-                claims = await resolve_claims(
-                    lambda res, name, ns: self.kubelet.client.get(res, name, namespace=ns),
-                    self.namespace,
-                    self.pod,
-                )
-                return PodFiles.prepare(
-                    self.pod,
-                    pod_state_dir(self.kubelet.config),
-                    self._sources,
-                    self.kubelet.config.in_cluster,
-                    PodAddresses(self.pod_ip, self.node_ip),
-                    claims,
-                )
-            except VolumeError as err:
-                if self.terminating:
-                    raise
-                log.info("waiting for volume", pod=self.name, error=str(err))
-                await asyncio.sleep(1.0)
+    async def _prepare_files(self) -> PodFiles | None:
+        return await volumemanager.prepare_files(self)
+
+    def observe(self, pod: dict[str, Any]) -> None:
+        """A newer version of the pod: its labels and annotations (the downward API's mutable
+        fields) reach its downwardAPI volumes at the next volume sync."""
+        md = pod.get("metadata") or {}
+        self.pod = {
+            **self.pod,
+            "metadata": {
+                **self.pod["metadata"],
+                "labels": md.get("labels") or {},
+                "annotations": md.get("annotations") or {},
+            },
+        }
 
     async def sync_volumes(self) -> None:
-        """Rewrite the pod's projected volumes when their ConfigMaps or Secrets change (the
-        kubelet's periodic volume sync), every `KubeletConfig.volume_sync_period` seconds."""
-        period = self.kubelet.config.volume_sync_period
-        while not self.terminating and self.files is not None:
-            await asyncio.sleep(period)
-            try:
-                self._sources = await self.fetch_sources()
-                changed = self.files.refresh(
-                    self.pod,
-                    self._sources,
-                    self.kubelet.config.in_cluster,
-                    PodAddresses(self.pod_ip, self.node_ip),
-                )
-            except (VolumeError, ApiError, OSError) as err:
-                log.info("volume sync failed", pod=self.name, error=str(err))
-                continue
-            if changed:
-                log.info("volumes updated", pod=self.name, volumes=changed)
+        await volumemanager.sync_volumes(self)
 
     async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
         http = probe.get("httpGet") or {}
@@ -592,12 +507,14 @@ class PodRunner:
                 return
             if restart == "Always" or (restart == "OnFailure" and code != 0):
                 await self.write_status()
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 10)
-                if self.terminating:
-                    return
+                container.waiting = crash_loop(self, container, backoff)
                 container.last_terminated = finished
+                await self.write_status()
+                if await pause(self, backoff):
+                    return
+                backoff = min(backoff * 2, MAX_BACKOFF)
                 container.restart_count += 1
+                container.waiting = None
                 await self._launch(container)
                 await self.write_status()
                 continue

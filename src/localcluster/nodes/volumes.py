@@ -72,7 +72,8 @@ def _keyed(
     kind: str, spec: Obj, sources: dict[tuple[str, str], Obj | None], namespace: str, mode: int
 ) -> Payload:
     """A configMap or secret (volume or projection): its keys, or the `items` named."""
-    name = str(spec.get("secretName" if kind == "secret" else "name") or "")
+    # a secret volume names it `secretName`, a projection `name`
+    name = str((spec.get("secretName") if kind == "secret" else None) or spec.get("name") or "")
     obj = sources.get((kind, name))
     optional = bool(spec.get("optional"))
     if obj is None:
