@@ -171,6 +171,19 @@ def apps(framework: Framework) -> kubernetes.client.AppsV1Api:
     )
 
 
+def replaced_and_ready(
+    core: kubernetes.client.CoreV1Api, namespace: str, name: str, old_uid: str
+) -> bool:
+    """Whether a pod of that name, not the one of `old_uid`, is Ready (the name may be briefly
+    free between the two)."""
+    pods = core.list_namespaced_pod(namespace, field_selector=f"metadata.name={name}").items
+    return any(
+        p.metadata.uid != old_uid
+        and any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])
+        for p in pods
+    )
+
+
 def _boots(core: kubernetes.client.CoreV1Api, fw: Framework, claim: str) -> list[str]:
     pvc = core.read_namespaced_persistent_volume_claim(claim, fw.namespace)
     pv = core.read_persistent_volume(pvc.spec.volume_name)
@@ -331,11 +344,7 @@ def test_claim_data_survives_a_pod_delete(
     kubectl(fw, "delete", "pod", "keep-0")
     fw.wait(
         "keep-0 recreated and Ready",
-        lambda: (
-            (p := core.read_namespaced_pod("keep-0", fw.namespace)).metadata.uid
-            != before.metadata.uid
-            and any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])
-        ),
+        lambda: replaced_and_ready(core, fw.namespace, "keep-0", before.metadata.uid),
         timeout=90,
     )
     after = core.read_namespaced_persistent_volume_claim("data-keep-0", fw.namespace)

@@ -15,7 +15,7 @@ import kubernetes
 import pytest
 
 from tests.e2e.framework import Framework
-from tests.e2e.test_local_statefulsets import PodEvents, kubectl
+from tests.e2e.test_local_statefulsets import PodEvents, kubectl, replaced_and_ready
 
 helm = pytest.importorskip("helm_python")
 
@@ -87,19 +87,13 @@ def test_zone_servers_install_restart_scale_uninstall(
     assert zones[0]["motd"] == "Welcome to the zone servers example"
 
     # a zone pod deleted: the preStop hook saves, the pod comes back under its name, loads it
-    def replaced_and_ready(old_uid: str) -> bool:
-        pods = core.list_namespaced_pod(
-            fw.namespace, field_selector="metadata.name=zs-zone-1"
-        ).items
-        return any(
-            p.metadata.uid != old_uid
-            and any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])
-            for p in pods
-        )
-
     before = core.read_namespaced_pod("zs-zone-1", fw.namespace).metadata.uid
     kubectl(fw, "delete", "pod", "zs-zone-1")
-    fw.wait("zs-zone-1 back and Ready", lambda: replaced_and_ready(before), timeout=120)
+    fw.wait(
+        "zs-zone-1 back and Ready",
+        lambda: replaced_and_ready(core, fw.namespace, "zs-zone-1", before),
+        timeout=120,
+    )
     saved = save_file(core, fw, 1)
     assert (saved["boots"], saved["saves"]) == (2, ["boot", "preStop", "boot"])
 
