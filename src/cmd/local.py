@@ -135,7 +135,7 @@ def describe(gs: dict[str, Any]) -> str:
 
 
 def run_up(args: argparse.Namespace) -> int:
-    from ..localcluster.stack import LocalStack, StackOptions
+    from ..localcluster.stack import POD_DNS_ADDRESS, LocalStack, StackOptions
 
     configure_logging(args.log_level.lower())
     state = Path(args.state_dir)
@@ -181,6 +181,11 @@ def run_up(args: argparse.Namespace) -> int:
             print(f"  kubeconfig: {stack.kubeconfig}")
             print(f"  nodes: {', '.join(f'{n} ({a})' for n, a in stack.addresses.items())}")
             print(f"  logs: {options.log_dir}")
+            if stack.dns is not None:
+                print(
+                    f"  cluster DNS: {stack.dns.host}:{stack.dns.port} "
+                    f"(pods: {POD_DNS_ADDRESS}:53, zone cluster.local)"
+                )
             print(f"  try: kubectl --kubeconfig {stack.kubeconfig} get gs")
             certs = stack.allocator_certs
             if certs is not None:

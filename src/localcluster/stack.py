@@ -8,7 +8,9 @@ webhooks in-process over HTTPS with a generated certificate (the Service
 certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
 own informers, registered through the APIService `v1.allocation.agones.dev`, so
 `kubectl create -f gameserverallocation.yaml` works; `extensions_replicas` such servers behind the
-one Service, each with its own allocator and share of the candidates), the simulated nodes with their scheduler and kubelets, the
+one Service, each with its own allocator and share of the candidates), the default StorageClass, the cluster DNS server (`clusterdns`, relayed into every pod's
+network namespace at `POD_DNS_ADDRESS:53`), the simulated nodes with their scheduler and kubelets,
+the deployment, replicaset, statefulset, endpoints and volume controllers and the pod mesh, the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`), and the allocator service as another
 (`agones allocator` on 127.0.0.1:`allocator_port`, mutual TLS with certificates generated into
@@ -61,15 +63,20 @@ from ..record import EventBroadcaster
 from .apiserver.errors import StatusError
 from .apiserver.server import LocalAPIServer, ServerOptions
 from .apiserver.services import ADDRESS_ANNOTATION
+from .clusterdns import ClusterDNS
 from .controllers.deployment import DeploymentController
 from .controllers.endpoints import EndpointsController
 from .controllers.replicaset import ReplicaSetController
+from .controllers.statefulset import StatefulSetController
+from .controllers.volumes import STORAGE_CLASSES, LocalVolumeProvisioner, default_storage_class
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
+from .nodes.podmesh import PodMesh
 from .nodes.podrunner import KubeletConfig
 from .nodes.scheduler import Scheduler, node_object
 from .nodes.serviceproxy import ServiceProxy
 from .nodes.spawn import start_process
+from .nodes.volumemanager import pod_state_dir
 
 log = structlog.get_logger("agones.localcluster.stack")
 
@@ -91,6 +98,8 @@ APISERVICES = Resource("apiregistration.k8s.io", "v1", "apiservices", namespaced
 SYSTEM_NAMESPACE = "agones-system"
 SDK_SERVICE_ACCOUNT = "agones-sdk"
 USER_AGENT = "agones-local-kubelet"
+POD_DNS_ADDRESS = "127.0.0.10"
+"""The cluster DNS server's address inside each pod's network namespace (kube-dns' 10.96.0.10)."""
 IN_CLUSTER_TOKEN = "agones-local-service-account"
 """The token pods' in-cluster config carries (the stack's API server asks for none)."""
 """User-Agents of the in-process clients (the kubelets; `-scheduler`; `-sdkserver` for the
@@ -135,10 +144,14 @@ class StackOptions:
     agones: bool = True
     """Install and run agones-py's own components (CRDs, webhooks, allocation API, controller,
     allocator); False: a bare cluster (API server, nodes, scheduler, kubelets, deployment,
-    replicaset and endpoints controllers, service proxy) for `helm install` to fill."""
+    replicaset, statefulset, endpoints and volume controllers, cluster DNS, service proxy) for
+    `helm install` to fill."""
     allocator_certs_dir: str | None = None
     """Where its generated certificates go (`tls/`, `client-ca/`, `client/`; None: a temporary
     directory)."""
+    dns_port: int = 0
+    """The cluster DNS server's port on 127.0.0.1 (0: a free one; pods reach it at
+    `POD_DNS_ADDRESS:53` in their network namespace)."""
 
 
 def node_addresses(count: int, first: str) -> dict[str, str]:
@@ -248,6 +261,11 @@ class LocalStack:
         self.replica_sets: ReplicaSetController | None = None
         self.deployments: DeploymentController | None = None
         self.endpoints: EndpointsController | None = None
+        self.stateful_sets: StatefulSetController | None = None
+        self.volumes: LocalVolumeProvisioner | None = None
+        self.dns: ClusterDNS | None = None
+        self.mesh: PodMesh | None = None
+        self._events: EventBroadcaster | None = None
         self.service_proxy: ServiceProxy | None = None
         self.extensions: list[tuple[WebhookServer, APIServer]] = []
         self.allocators: list[Allocator] = []
@@ -288,7 +306,10 @@ class LocalStack:
             await self._start_webhooks()
         for name, address in self.addresses.items():
             await self._ensure(NODES, node_object(name, address))
+        await self._ensure(STORAGE_CLASSES, default_storage_class())
         self.factory = SharedInformerFactory(self.client)
+        self.dns = ClusterDNS(self.factory)
+        await self.dns.start("127.0.0.1", self.options.dns_port)
         self.scheduler = Scheduler(self._clients[0], self.factory)
         self.kubelet = Kubelet(
             self.client,
@@ -308,12 +329,26 @@ class LocalStack:
                     self.api.in_cluster_ca_pem or b"",
                     self.api.options.token or IN_CLUSTER_TOKEN,
                 ),
+                dns_server=POD_DNS_ADDRESS,
+                dns_target=(self.dns.host, self.dns.port),
             ),
             sdk_client=self._clients[1],
         )
         self.replica_sets = ReplicaSetController(self._clients[2], self.factory)
         self.deployments = DeploymentController(self._clients[2], self.factory)
         self.endpoints = EndpointsController(self._clients[2], self.factory)
+        self._events = EventBroadcaster(self._clients[2])
+        self.stateful_sets = StatefulSetController(
+            self._clients[2],
+            self.factory,
+            self._events.new_recorder("statefulset-controller"),
+        )
+        self.mesh = PodMesh(self.kubelet.runners, self.factory)
+        self.volumes = LocalVolumeProvisioner(
+            self._clients[2],
+            self.factory,
+            pod_state_dir(self.kubelet.config.state_dir) / "persistentvolumes",
+        )
         self.service_proxy = ServiceProxy(self._clients[2], self.factory)
         self.factory.start()
         # Without Agones' CRDs (a bare cluster) the GameServer informer syncs once they exist.
@@ -322,6 +357,10 @@ class LocalStack:
         self._tasks.append(asyncio.create_task(self.replica_sets.run()))
         self._tasks.append(asyncio.create_task(self.deployments.run()))
         self._tasks.append(asyncio.create_task(self.endpoints.run()))
+        self._tasks.append(asyncio.create_task(self.stateful_sets.run()))
+        self._tasks.append(asyncio.create_task(self.volumes.run()))
+        self._tasks.append(asyncio.create_task(self.mesh.run()))
+        self._tasks.append(asyncio.create_task(self._events.run()))
         self._tasks.append(asyncio.create_task(self.service_proxy.run()))
         if not self.options.agones:
             return
@@ -539,6 +578,8 @@ class LocalStack:
             await step(self.factory.shutdown())
         for server, _ in self.extensions:
             await step(server.stop())
+        if self.dns is not None:
+            await step(self.dns.stop())
         for client in [*([self.client] if self.client is not None else []), *self._clients]:
             await step(client.close())
         await step(self.api.stop())

@@ -51,7 +51,7 @@ def _int_or_percent(value: Any, path: str) -> list[FieldError]:
     return []
 
 
-def _non_negative(spec: Obj, name: str, at: str) -> list[FieldError]:
+def non_negative(spec: Obj, name: str, at: str) -> list[FieldError]:
     value = spec.get(name)
     if value is None:
         return []
@@ -62,8 +62,9 @@ def _non_negative(spec: Obj, name: str, at: str) -> list[FieldError]:
     return []
 
 
-def _template_errors(spec: Obj, at: str) -> list[FieldError]:
-    """The selector and the pod template (defaulted in place, as pods are)."""
+def template_errors(spec: Obj, at: str, kind: str = "deployment") -> list[FieldError]:
+    """The selector and the pod template (defaulted in place, as pods are); `kind` names the
+    workload in the empty-selector message."""
     errs: list[FieldError] = []
     selector = spec.get("selector")
     template = spec.get("template")
@@ -71,7 +72,7 @@ def _template_errors(spec: Obj, at: str) -> list[FieldError]:
         errs.append(field.required(f"{at}.selector", ""))
     elif not selector.get("matchLabels") and not selector.get("matchExpressions"):
         errs.append(
-            field.invalid(f"{at}.selector", selector, "empty selector is invalid for deployment")
+            field.invalid(f"{at}.selector", selector, f"empty selector is invalid for {kind}")
         )
     if not isinstance(template, dict):
         return [*errs, field.required(f"{at}.template", "")]
@@ -175,8 +176,8 @@ def validate_deployment(obj: Obj) -> list[FieldError]:
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
     for name in ("replicas", "revisionHistoryLimit", "progressDeadlineSeconds", "minReadySeconds"):
-        errs += _non_negative(spec, name, "spec")
-    errs += _template_errors(spec, "spec")
+        errs += non_negative(spec, name, "spec")
+    errs += template_errors(spec, "spec")
     errs += _strategy_errors(spec)
     deadline, ready = spec.get("progressDeadlineSeconds"), spec.get("minReadySeconds") or 0
     if not errs and isinstance(deadline, int) and isinstance(ready, int) and deadline <= ready:
@@ -194,9 +195,9 @@ def validate_replicaset(obj: Obj) -> list[FieldError]:
     if spec is None:
         return errs
     spec.setdefault("replicas", 1)
-    errs += _non_negative(spec, "replicas", "spec")
-    errs += _non_negative(spec, "minReadySeconds", "spec")
-    return errs + _template_errors(spec, "spec")
+    errs += non_negative(spec, "replicas", "spec")
+    errs += non_negative(spec, "minReadySeconds", "spec")
+    return errs + template_errors(spec, "spec")
 
 
 def create_deployment(obj: Obj) -> list[FieldError]:
@@ -209,7 +210,7 @@ def create_replicaset(obj: Obj) -> list[FieldError]:
     return validate_replicaset(obj)
 
 
-def _fnv32a(data: bytes) -> int:
+def fnv32a(data: bytes) -> int:
     h = 0x811C9DC5
     for byte in data:
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
@@ -228,7 +229,7 @@ def pod_template_hash(template: Obj, collision_count: int | None = None) -> str:
     data = json.dumps(clean, sort_keys=True, separators=(",", ":")).encode()
     if collision_count:
         data += str(collision_count).encode()
-    return safe_encode(str(_fnv32a(data)))
+    return safe_encode(str(fnv32a(data)))
 
 
 def _scaled(value: int | str, total: int, round_up: bool) -> int:

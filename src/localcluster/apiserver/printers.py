@@ -69,6 +69,32 @@ def _pod_status(pod: Obj) -> str:
     return str(reason)
 
 
+_ACCESS_SHORT = {
+    "ReadWriteOnce": "RWO",
+    "ReadOnlyMany": "ROX",
+    "ReadWriteMany": "RWX",
+    "ReadWriteOncePod": "RWOP",
+}
+
+
+def _access_modes(modes: Any) -> str:
+    return ",".join(_ACCESS_SHORT.get(m, str(m)) for m in modes or [])
+
+
+def _volume_claim(pv: Obj) -> str:
+    ref = (pv.get("spec") or {}).get("claimRef") or {}
+    return f"{ref['namespace']}/{ref['name']}" if ref.get("name") else ""
+
+
+def _revision_controller(rev: Obj) -> str:
+    refs = rev["metadata"].get("ownerReferences") or []
+    ref = next((r for r in refs if r.get("controller")), None)
+    if ref is None:
+        return "<none>"
+    group = str(ref.get("apiVersion", "")).split("/")[0]
+    return f"{ref.get('kind', '').lower()}.{group}/{ref.get('name', '')}"
+
+
 def _node_status(node: Obj) -> str:
     conds = {
         c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []
@@ -191,6 +217,51 @@ BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
         _col("Desired", lambda o: (o.get("spec") or {}).get("replicas", 0), "integer"),
         _col("Current", lambda o: (o.get("status") or {}).get("replicas", 0), "integer"),
         _col("Ready", lambda o: (o.get("status") or {}).get("readyReplicas", 0), "integer"),
+    ],
+    ("apps", "statefulsets"): [
+        _col(
+            "Ready",
+            lambda o: (
+                f"{(o.get('status') or {}).get('readyReplicas', 0)}/{(o.get('spec') or {}).get('replicas', 1)}"
+            ),
+        )
+    ],
+    ("apps", "controllerrevisions"): [
+        _col("Controller", _revision_controller),
+        _col("Revision", lambda o: o.get("revision", 0), "integer"),
+    ],
+    ("", "persistentvolumeclaims"): [
+        _col("Status", lambda o: (o.get("status") or {}).get("phase", "")),
+        _col("Volume", lambda o: (o.get("spec") or {}).get("volumeName", "")),
+        _col(
+            "Capacity", lambda o: ((o.get("status") or {}).get("capacity") or {}).get("storage", "")
+        ),
+        _col("Access Modes", lambda o: _access_modes((o.get("status") or {}).get("accessModes"))),
+        _col("StorageClass", lambda o: (o.get("spec") or {}).get("storageClassName", "")),
+    ],
+    ("", "persistentvolumes"): [
+        _col(
+            "Capacity", lambda o: ((o.get("spec") or {}).get("capacity") or {}).get("storage", "")
+        ),
+        _col("Access Modes", lambda o: _access_modes((o.get("spec") or {}).get("accessModes"))),
+        _col(
+            "Reclaim Policy",
+            lambda o: (o.get("spec") or {}).get("persistentVolumeReclaimPolicy", ""),
+        ),
+        _col("Status", lambda o: (o.get("status") or {}).get("phase", "")),
+        _col("Claim", _volume_claim),
+        _col("StorageClass", lambda o: (o.get("spec") or {}).get("storageClassName", "")),
+        _col("Reason", lambda o: (o.get("status") or {}).get("reason", "")),
+    ],
+    ("storage.k8s.io", "storageclasses"): [
+        _col("Provisioner", lambda o: o.get("provisioner", "")),
+        _col("ReclaimPolicy", lambda o: o.get("reclaimPolicy", "Delete")),
+        _col("VolumeBindingMode", lambda o: o.get("volumeBindingMode", "Immediate")),
+        _col(
+            "AllowVolumeExpansion",
+            lambda o: "true" if o.get("allowVolumeExpansion") else "false",
+            "boolean",
+        ),
     ],
     ("coordination.k8s.io", "leases"): [
         _col("Holder", lambda o: (o.get("spec") or {}).get("holderIdentity", ""))

@@ -47,10 +47,19 @@ def quantity_slots(kind: str, obj: Obj) -> Iterator[tuple[Obj, str]]:
     """(map, key) of every quantity in a built-in object."""
     if kind == "Pod":
         yield from _in_pod_spec(obj.get("spec"))
-    elif kind == "Deployment":
+    elif kind in ("Deployment", "ReplicaSet", "StatefulSet"):
         template = (obj.get("spec") or {}).get("template")
         if isinstance(template, dict):
             yield from _in_pod_spec(template.get("spec"))
+    elif kind == "PersistentVolumeClaim":
+        spec = obj.get("spec")
+        resources = spec.get("resources") if isinstance(spec, dict) else None
+        if isinstance(resources, dict):
+            yield from _maps(resources.get("requests"), resources.get("limits"))
+    elif kind == "PersistentVolume":
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            yield from _maps(spec.get("capacity"))
     elif kind == "Node":
         status = obj.get("status")
         if isinstance(status, dict):

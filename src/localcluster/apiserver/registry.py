@@ -20,7 +20,17 @@ from ...apis.field import FieldError
 from ...apis.meta.labelselector import EVERYTHING
 from ...jsonpatch import PatchError
 from ...jsonpatch import apply_patch as apply_json_patch
-from . import apps, deletion, errors, managedfields, meta, podadmission, quantities
+from . import (
+    apps,
+    deletion,
+    errors,
+    managedfields,
+    meta,
+    podadmission,
+    quantities,
+    statefulsets,
+    storage,
+)
 from .apply import PATCH_RETRIES, apply_patch_meta, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
 from .decoding import cannot_handle, drop_unknown_fields, guarded
@@ -55,6 +65,27 @@ class Registry:
         }
         self.create_hooks[("apps", "Deployment")] = apps.create_deployment
         self.create_hooks[("apps", "ReplicaSet")] = apps.create_replicaset
+        self.update_validators |= {
+            ("apps", "StatefulSet"): statefulsets.validate_statefulset,
+            ("apps", "ControllerRevision"): statefulsets.validate_controller_revision,
+            ("", "PersistentVolumeClaim"): storage.validate_claim,
+            ("", "PersistentVolume"): storage.validate_volume,
+            ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
+        }
+        self.create_hooks |= {
+            ("apps", "StatefulSet"): statefulsets.create_statefulset,
+            ("apps", "ControllerRevision"): statefulsets.validate_controller_revision,
+            ("", "PersistentVolumeClaim"): storage.create_claim,
+            ("", "PersistentVolume"): storage.create_volume,
+            ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
+        }
+        # Checks of what an update may change, given the stored object.
+        self.update_transitions: dict[tuple[str, str], Callable[[Obj, Obj], list[FieldError]]] = {
+            ("apps", "StatefulSet"): statefulsets.validate_statefulset_update,
+            ("apps", "ControllerRevision"): statefulsets.validate_controller_revision_update,
+            ("", "PersistentVolumeClaim"): storage.validate_claim_update,
+            ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
+        }
         # Called by CRD-backed resources to default, prune and validate (see crd.py).
         # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
         self.graceful_pod_deletion = False
@@ -304,6 +335,9 @@ class Registry:
         meta.prepare_create(md, info.generation)
         if info.custom is not None and info.has_status:
             obj.pop("status", None)
+        if (info.group, info.kind) == ("", "PersistentVolumeClaim"):
+            classes = self.store.list("storage.k8s.io/storageclasses")
+            storage.default_storage_class(obj, (e.obj for e in classes))
         hook = self.create_hooks.get((info.group, info.kind))
         errs = guarded(info, hook, obj) if hook is not None else []
         if errs:
@@ -429,8 +463,11 @@ class Registry:
             if errs:
                 raise errors.invalid("", "Secret", name, errs)
         validator = self.update_validators.get((info.group, info.kind))
+        transition = self.update_transitions.get((info.group, info.kind))
         if validator is not None and not sub:
             errs = guarded(info, validator, obj)
+            if transition is not None and not errs:
+                errs = guarded(info, lambda o: transition(o, old), obj)
             if errs:
                 raise errors.invalid(info.group, info.kind, name, errs)
         self._validate(info, obj, strict)

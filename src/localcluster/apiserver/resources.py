@@ -251,6 +251,19 @@ _TOP_FIELDS = {
     "Deployment": ("spec", "status"),
     "EndpointSlice": ("addressType", "endpoints", "ports"),
     "ReplicaSet": ("spec", "status"),
+    "StatefulSet": ("spec", "status"),
+    "ControllerRevision": ("data", "revision"),
+    "PersistentVolumeClaim": ("spec", "status"),
+    "PersistentVolume": ("spec", "status"),
+    "StorageClass": (
+        "provisioner",
+        "parameters",
+        "reclaimPolicy",
+        "mountOptions",
+        "allowVolumeExpansion",
+        "volumeBindingMode",
+        "allowedTopologies",
+    ),
     "PodDisruptionBudget": ("spec", "status"),
     "PriorityClass": ("value", "globalDefault", "description", "preemptionPolicy"),
 }
@@ -478,10 +491,65 @@ def _builtin_resources() -> list[ResourceInfo]:
     ]
 
 
+def _storage(status: frozenset[str]) -> list[ResourceInfo]:
+    """ControllerRevisions and the storage kinds StatefulSets' claims use (`storage.py`)."""
+    return [
+        ResourceInfo(
+            "apps",
+            "v1",
+            "controllerrevisions",
+            "ControllerRevision",
+            True,
+            (),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta(),
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "persistentvolumeclaims",
+            "PersistentVolumeClaim",
+            True,
+            ("pvc",),
+            (),
+            status,
+            dict(COMMON_FIELDS),
+            _meta({("status", "conditions"): "type"}),
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "persistentvolumes",
+            "PersistentVolume",
+            False,
+            ("pv",),
+            (),
+            status,
+            dict(COMMON_FIELDS),
+            _meta(),
+        ),
+        ResourceInfo(
+            "storage.k8s.io",
+            "v1",
+            "storageclasses",
+            "StorageClass",
+            False,
+            ("sc",),
+            (),
+            frozenset(),
+            dict(COMMON_FIELDS),
+            _meta(),
+        ),
+    ]
+
+
 def _stored_only(status: frozenset[str]) -> list[ResourceInfo]:
     """Kinds a cluster's manifests carry that are stored and served here but that nothing acts on
-    (no RBAC enforcement, no PDB controller): so a chart's YAML applies as a whole. Deployments
-    and ReplicaSets are run by `deployment.py` / `replicaset.py` when the stack is up."""
+        (no RBAC enforcement, no PDB controller): so a chart's YAML applies as a whole. Deployments
+        and ReplicaSets are run by `deployment.py` / `replicaset.py` when the stack is up, StatefulSets
+    by `statefulset.py`, claims by the volume provisioner (`controllers/volumes.py`)."""
     rbac = "rbac.authorization.k8s.io"
     rule_meta = _meta()
     return [
@@ -546,8 +614,10 @@ def _stored_only(status: frozenset[str]) -> list[ResourceInfo]:
             for plural, kind, short in (
                 ("deployments", "Deployment", "deploy"),
                 ("replicasets", "ReplicaSet", "rs"),
+                ("statefulsets", "StatefulSet", "sts"),
             )
         ),
+        *_storage(status),
         ResourceInfo(
             "policy",
             "v1",

@@ -4,7 +4,8 @@
 For every Service with a selector, `sync_service(key)` lists the pods of its namespace the
 selector matches and writes its Endpoints (one subset: the Ready pods' IPs under `addresses`, the
 others under `notReadyAddresses`, each with its `targetRef`; the ports resolved from each service
-port's `targetPort`, by number or by the name of a container port) and one EndpointSlice
+port's `targetPort`, by number or by the name of a container port; an address carries the pod's
+`spec.hostname` when its `spec.subdomain` names the Service, as StatefulSet pods' do) and one EndpointSlice
 `<service>-<hash>` labelled `kubernetes.io/service-name` (endpoints with `conditions.ready`,
 `serving`, `terminating`), each only when it changed. Terminating and finished pods are left out,
 as the controller leaves them out of Endpoints. Services without a selector are left alone (their
@@ -90,6 +91,9 @@ def endpoint_subsets(service: Obj, pods: list[Obj]) -> list[Obj]:
                 "uid": md.get("uid", ""),
             },
         }
+        pod_spec = pod.get("spec") or {}
+        if pod_spec.get("hostname") and pod_spec.get("subdomain") == service["metadata"]["name"]:
+            address["hostname"] = pod_spec["hostname"]
         (ready if ready_since(pod) is not None else not_ready).append(address)
     if not ready and not not_ready:
         return []
@@ -120,6 +124,7 @@ def endpoint_slice(service: Obj, subsets: list[Obj]) -> Obj:
                         },
                         "nodeName": a.get("nodeName", ""),
                         "targetRef": a["targetRef"],
+                        **({"hostname": a["hostname"]} if a.get("hostname") else {}),
                     }
                 )
     return {

@@ -50,6 +50,15 @@ def controller_uid_index(obj: Any) -> list[str]:
     return [str(ref.get("uid", ""))] if ref else []
 
 
+def controlled_informer(factory: SharedInformerFactory, resource: Resource) -> Any:
+    """The factory's informer of `resource` with the controller-uid index (added once, whichever
+    controller asks first)."""
+    informer = factory.for_resource(resource)
+    if CONTROLLER_UID_INDEX not in informer.informer().indexer.get_indexers():
+        informer.informer().add_indexers({CONTROLLER_UID_INDEX: controller_uid_index})
+    return informer
+
+
 def owner_reference(owner: Obj, kind: str) -> Obj:
     md = owner["metadata"]
     return {
@@ -145,9 +154,7 @@ class ReplicaSetController:
         self.client = client
         self.clock = clock or RealClock()
         self.replica_sets = factory.for_resource(REPLICA_SETS)
-        self.pods = factory.for_resource(
-            PODS, indexers={CONTROLLER_UID_INDEX: controller_uid_index}
-        )
+        self.pods = controlled_informer(factory, PODS)
         self.expectations = Expectations(self.clock)
         self.workerqueue = WorkerQueue(
             self.sync_replica_set, log, "replicaset", "replicaset", fast_rate_limiter(5.0)

@@ -35,12 +35,24 @@ IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str], list[str]]] = [
     ),
     (re.compile(r"(^|/)agones-sdk(:|@|$)"), [*AGONES, "sdkserver"], []),
     *(
+        (
+            re.compile(rf"(^|/)zone-servers-{program}(:|@|$)"),
+            [
+                sys.executable,
+                str(REPO_ROOT / "examples" / "zone-servers" / "programs" / f"{program}.py"),
+            ],
+            [],
+        )
+        for program in ("zone", "gate", "db")
+    ),
+    *(
         (re.compile(rf"(^|/)agones-{command}(:|@|$)"), AGONES, [command])
         for command in ("controller", "extensions", "allocator", "ping")
     ),
 ]
 """Image → (ENTRYPOINT, CMD) of the images the repository's Dockerfile builds: `agones` with the
-component as its default command (the SDK image's entrypoint is `agones sdkserver`)."""
+component as its default command (the SDK image's entrypoint is `agones sdkserver`); and the
+examples' programs (`simple-game-server`, `zone-servers-{zone,gate,db}`)."""
 
 
 def program_for(container: dict[str, Any]) -> list[str] | None:

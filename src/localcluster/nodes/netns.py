@@ -17,6 +17,10 @@ the pod's own `lo` is ever created or routed: everything stays on loopback.
   plugin does with DNAT): TCP per connection, UDP per client address.
 * `PodNetwork.expose_host_port(port, target)` listens on `127.0.0.1:port` inside the namespace and
   relays each connection to `target` on the host (so a sidecar in the pod reaches the API server).
+* `PodNetwork.relay_tcp(address)` listens on `address` inside the namespace and relays each
+  connection to the same address on the host (`podmesh`).
+* `PodNetwork.expose_dns(address, target)` listens on `address:53` (UDP and TCP, a loopback
+  address) inside the namespace and relays each query to the cluster DNS server at `target`.
 * `PodNetwork.http_get(port, path)` is a kubelet-style HTTP probe inside the namespace.
 
 `netns_supported()` tells whether namespaces can be created here; without them the kubelet runs
@@ -101,8 +105,11 @@ def _answer(chan: socket.socket, request: str) -> None:
         elif kind == "listen":
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", int(arg)))
+            sock.bind(_loopback_address(arg))
             sock.listen(128)
+        elif kind == "udpbind":
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock.bind(_loopback_address(arg))
         else:
             chan.send(b"error:unknown request")
             return
@@ -113,6 +120,15 @@ def _answer(chan: socket.socket, request: str) -> None:
         socket.send_fds(chan, [b"ok"], [sock.fileno()])
     finally:
         sock.close()
+
+
+def _loopback_address(arg: str) -> tuple[str, int]:
+    """`<port>` (on 127.0.0.1) or `<ip>:<port>`, the ip a loopback one."""
+    host, _, port = arg.rpartition(":")
+    host = host or "127.0.0.1"
+    if not host.startswith("127."):
+        raise ValueError(f"{host} is not a loopback address")
+    return host, int(port)
 
 
 _support: bool | None = None
@@ -223,7 +239,8 @@ class PodNetwork:
             raise
         if not fds:
             raise OSError(msg.decode(errors="replace"))
-        family = socket.SOCK_DGRAM if kind == "udp" else socket.SOCK_STREAM
+        udp = kind == "udp" or kind.startswith("udpbind:")
+        family = socket.SOCK_DGRAM if udp else socket.SOCK_STREAM
         sock = socket.socket(socket.AF_INET, family, fileno=fds[0])
         sock.setblocking(False)
         return sock
@@ -279,6 +296,43 @@ class PodNetwork:
             await _pipe_both(reader, writer, r2, w2)
 
         self._servers.append(await asyncio.start_server(on_conn, sock=sock))
+
+    async def relay_tcp(self, address: tuple[str, int]) -> asyncio.AbstractServer:
+        """Listen on `address` (a loopback one) in the pod; relay each connection to the same
+        address on the host (`podmesh`: other pods and Services as the pod dials them)."""
+        sock = await self.new_socket(f"listen:{address[0]}:{address[1]}")
+
+        async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                r2, w2 = await asyncio.open_connection(*address)
+            except OSError:
+                writer.close()
+                return
+            await _pipe_both(reader, writer, r2, w2)
+
+        server = await asyncio.start_server(on_conn, sock=sock)
+        self._servers.append(server)
+        return server
+
+    async def expose_dns(self, address: str, target: tuple[str, int]) -> None:
+        """Listen on `address:53` (UDP and TCP) in the pod and relay each query to the cluster
+        DNS server at `target` on the host (so the pod's resolv.conf can name `address`)."""
+        tcp = await self.new_socket(f"listen:{address}:53")
+
+        async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                r2, w2 = await asyncio.open_connection(*target)
+            except OSError:
+                writer.close()
+                return
+            await _pipe_both(reader, writer, r2, w2)
+
+        self._servers.append(await asyncio.start_server(on_conn, sock=tcp))
+        udp = await self.new_socket(f"udpbind:{address}:53")
+        transport, _ = await asyncio.get_running_loop().create_datagram_endpoint(
+            lambda: _UDPRelay(target), sock=udp
+        )
+        self._transports.append(transport)
 
     async def http_get(self, port: int, path: str, timeout: float = 1.0) -> int:
         """Status code of `GET path` on `127.0.0.1:port` in the pod (0 when unreachable)."""
@@ -414,3 +468,47 @@ def _send(data: bytes, fut: asyncio.Future[asyncio.DatagramTransport]) -> None:
 def _close_transport(fut: asyncio.Future[asyncio.DatagramTransport]) -> None:
     if not fut.cancelled() and fut.exception() is None:
         fut.result().close()
+
+
+class _UDPRelay(asyncio.DatagramProtocol):
+    """Pod end of the DNS relay: each query goes to `target` from a socket of its own, and the
+    one reply (within `TIMEOUT`) comes back to the pod's client."""
+
+    TIMEOUT = 5.0
+    MAX_PENDING = 256
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.transport: asyncio.DatagramTransport | None = None
+        self.pending: set[asyncio.Task[None]] = set()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.DatagramTransport, transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for task in self.pending:
+            task.cancel()
+
+    def datagram_received(self, data: bytes, addr: Any) -> None:
+        if len(self.pending) >= self.MAX_PENDING:
+            return
+        task = asyncio.ensure_future(self._relay(data, addr))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+    async def _relay(self, data: bytes, addr: Any) -> None:
+        loop = asyncio.get_running_loop()
+        reply: asyncio.Future[bytes] = loop.create_future()
+        transport, _ = await loop.create_datagram_endpoint(
+            lambda: _UDPPodSide(lambda d: None if reply.done() else reply.set_result(d)),
+            remote_addr=self.target,
+        )
+        try:
+            transport.sendto(data)
+            answer = await asyncio.wait_for(reply, self.TIMEOUT)
+            if self.transport is not None and not self.transport.is_closing():
+                self.transport.sendto(answer, addr)
+        except (TimeoutError, OSError):
+            pass
+        finally:
+            transport.close()

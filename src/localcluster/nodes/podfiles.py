@@ -74,13 +74,20 @@ class PodFiles:
         sources: dict[tuple[str, str], Obj | None],
         in_cluster: InCluster | None,
         addresses: PodAddresses | None = None,
+        claims: dict[str, Path] | None = None,
     ) -> PodFiles:
+        """`claims`: the directories of the pod's persistentVolumeClaim volumes, by volume name
+        (`volumes_pvc.resolve_claims`), used as they are (their data outlives the pod)."""
         md = pod["metadata"]
         root = base / f"{md['namespace']}_{md['name']}_{md.get('uid', '')}"
-        files = cls(root)
+        files = cls(root, volumes=dict(claims or {}))
         files.refresh(pod, sources, in_cluster, addresses)
         for volume in (pod.get("spec") or {}).get("volumes") or []:
             name = str(volume.get("name") or "")
+            if name in files.volumes and (volume.get("persistentVolumeClaim") or {}).get(
+                "readOnly"
+            ):
+                files.read_only.add(name)
             if "emptyDir" in volume:
                 files.volumes[name] = root / "volumes" / name
                 files.volumes[name].mkdir(parents=True, exist_ok=True)

@@ -126,8 +126,11 @@ class KubeletConfig:
     volume_sync_period: float = 2.0
     """Seconds between two checks of a process pod's ConfigMaps and Secrets for its volumes."""
     dns_server: str | None = None
-    """The cluster DNS server written to pods' resolv.conf (dnsPolicy ClusterFirst); None: the
-    host's resolv.conf, as a kubelet without cluster DNS does."""
+    """The cluster DNS server as pods see it, written to their resolv.conf (dnsPolicy
+    ClusterFirst; port 53, relayed inside each pod's network namespace to `dns_target`); None:
+    the host's resolv.conf, as a kubelet without cluster DNS does."""
+    dns_target: tuple[str, int] | None = None
+    """Where the cluster DNS server listens on the host (`clusterdns.ClusterDNS`)."""
 
 
 class PodHost(Protocol):
@@ -323,6 +326,8 @@ class PodRunner:
             if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
                 port = cfg.in_cluster.port
                 await self.net.expose_host_port(port, ("127.0.0.1", port))
+            if cfg.dns_server and cfg.dns_target is not None:
+                await self.net.expose_dns(cfg.dns_server, cfg.dns_target)
         else:
             sidecar = {
                 "GRPC": free_port(),

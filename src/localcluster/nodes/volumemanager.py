@@ -1,7 +1,8 @@
 """The kubelet's volume manager for one process pod: it reads the ConfigMaps and Secrets the
 pod's volumes and env name (`fetch_sources`: a missing one is None, the start path decides), sets
 the pod's files up before any container starts (`prepare_files`: retried every second while a
-volume cannot be set up, the containers `ContainerCreating`), and keeps them in sync
+volume cannot be set up, a persistentVolumeClaim not yet bound included (`volumes_pvc`), the
+containers `ContainerCreating`), and keeps them in sync
 (`sync_volumes`: every `KubeletConfig.volume_sync_period` seconds the sources are read again and
 the projected volumes rewritten atomically when they, or the pod's labels and annotations,
 changed).
@@ -24,6 +25,7 @@ from .envvars import PodAddresses
 from .initcontainers import pause
 from .podfiles import InCluster, PodFiles
 from .volumes import VolumeError
+from .volumes_pvc import resolve_claims
 
 log = structlog.get_logger("agones.localcluster.nodes.volumemanager")
 
@@ -91,12 +93,18 @@ async def prepare_files(runner: Runner) -> PodFiles | None:
     while not runner.terminating:
         runner._sources = await fetch_sources(runner.kubelet.client, runner.pod)
         try:
+            claims = await resolve_claims(
+                lambda res, name, ns: runner.kubelet.client.get(res, name, namespace=ns),
+                runner.pod["metadata"]["namespace"],
+                runner.pod,
+            )
             return PodFiles.prepare(
                 runner.pod,
                 pod_state_dir(config.state_dir),
                 runner._sources,
                 config.in_cluster,
                 PodAddresses(runner.pod_ip, runner.node_ip),
+                claims,
             )
         except VolumeError as err:
             log.info("waiting for volume", pod=runner.name, error=str(err))

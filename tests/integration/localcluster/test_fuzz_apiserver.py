@@ -58,6 +58,7 @@ def _seeds(crd: CRD) -> list[Seed]:
         "schedulerName": "agones-py-none",
         "containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80}]}],
     }
+    claim_spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
     return [
         Seed("", "v1", "configmaps", True, {"metadata": meta, "data": {"k": "v"}}),
         Seed("", "v1", "secrets", True, {"metadata": meta, "stringData": {"k": "v"}}),
@@ -90,6 +91,22 @@ def _seeds(crd: CRD) -> list[Seed]:
             },
         ),
         Seed(crd.group, crd.version, crd.plural, True, {"metadata": meta, "spec": {"replicas": 1}}),
+        Seed(
+            "apps",
+            "v1",
+            "statefulsets",
+            True,
+            {
+                "metadata": meta,
+                "spec": {
+                    "serviceName": "fz",
+                    "selector": {"matchLabels": {"app": "fz"}},
+                    "template": {"metadata": {"labels": {"app": "fz"}}, "spec": pod_spec},
+                    "volumeClaimTemplates": [{"metadata": {"name": "d"}, "spec": claim_spec}],
+                },
+            },
+        ),
+        Seed("", "v1", "persistentvolumeclaims", True, {"metadata": meta, "spec": claim_spec}),
     ]
 
 

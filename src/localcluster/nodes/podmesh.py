@@ -1,0 +1,120 @@
+"""Pod-to-pod and pod-to-Service TCP inside pods' network namespaces (what the CNI's routes and
+kube-proxy's rules give a pod on a cluster), on loopback only.
+
+A pod in a network namespace of its own has only its `lo`: every 127.x address there is its own, so
+another pod's address (`127.254.x.y`, relayed on the host by its kubelet) or a Service's ClusterIP
+(served on the host by `serviceproxy`) would loop back into the pod itself. `PodMesh` therefore
+listens, inside each running pod's namespace, on every other pod's `podIP:containerPort` and every
+Service's `clusterIP:port` (TCP), relaying each connection to the same address on the host, where
+the real listener is. `desired_relays(pods, services)` is the pure part; a pod gets no relay on a
+port it declares itself (its own server binds it on all addresses) nor on its own address.
+Relays come and go with pods and Services (one reconcile pass per burst of events). UDP between
+pods is not relayed (a pod reaches UDP game servers through their node's address and host port).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+from typing import Any
+
+import structlog
+
+from ...client.versioned.resources import PODS
+from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ..controllers.endpoints import SERVICES
+from .podrunner import POD_CIDR, PodRunner
+
+log = structlog.get_logger("agones.localcluster.nodes.podmesh")
+Obj = dict[str, Any]
+Relay = tuple[str, int]
+
+
+def _tcp_ports(pod: Obj) -> set[int]:
+    spec = pod.get("spec") or {}
+    every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    return {
+        int(p["containerPort"])
+        for c in every
+        for p in c.get("ports") or []
+        if p.get("containerPort") and (p.get("protocol") or "TCP") == "TCP"
+    }
+
+
+def desired_relays(pods: list[Obj], services: list[Obj]) -> set[Relay]:
+    """Every (address, port) a pod may dial: pods' own addresses and Services' ClusterIPs."""
+    out: set[Relay] = set()
+    for pod in pods:
+        ip = (pod.get("status") or {}).get("podIP")
+        if not ip or pod["metadata"].get("deletionTimestamp"):
+            continue
+        with contextlib.suppress(ValueError):
+            if ipaddress.ip_address(ip) in POD_CIDR:
+                out |= {(ip, port) for port in _tcp_ports(pod)}
+    for svc in services:
+        spec = svc.get("spec") or {}
+        ip = spec.get("clusterIP")
+        with contextlib.suppress(ValueError):
+            if ip and ip != "None" and ipaddress.ip_address(ip).is_loopback:
+                out |= {
+                    (ip, int(p["port"]))
+                    for p in spec.get("ports") or []
+                    if p.get("port") and (p.get("protocol") or "TCP") == "TCP"
+                }
+    return out
+
+
+def relays_for(pod: Obj, relays: set[Relay]) -> set[Relay]:
+    """The relays one pod gets: none on its own address nor on a port it declares."""
+    own_ip = (pod.get("status") or {}).get("podIP")
+    own_ports = _tcp_ports(pod)
+    return {(ip, port) for ip, port in relays if ip != own_ip and port not in own_ports}
+
+
+class PodMesh:
+    """Keeps each running pod's relays equal to `relays_for` (see the module docstring)."""
+
+    def __init__(self, runners: dict[str, PodRunner], factory: SharedInformerFactory) -> None:
+        self.runners = runners
+        self.pods = factory.for_resource(PODS)
+        self.services = factory.for_resource(SERVICES)
+        self._dirty = asyncio.Event()
+        self._open: dict[str, dict[Relay, asyncio.AbstractServer]] = {}
+        handler = ResourceEventHandlerFuncs(
+            add_func=lambda _o: self._dirty.set(),
+            update_func=lambda _o, _n: self._dirty.set(),
+            delete_func=lambda _o: self._dirty.set(),
+        )
+        self.pods.informer().add_event_handler(handler)
+        self.services.informer().add_event_handler(handler)
+
+    async def run(self) -> None:
+        try:
+            while True:
+                await self._dirty.wait()
+                self._dirty.clear()
+                await self.reconcile()
+        finally:
+            for servers in self._open.values():
+                for server in servers.values():
+                    server.close()
+
+    async def reconcile(self) -> None:
+        pods = list(self.pods.informer().indexer.list())
+        relays = desired_relays(pods, list(self.services.informer().indexer.list()))
+        for uid in [u for u in self._open if u not in self.runners]:
+            for server in self._open.pop(uid).values():
+                server.close()
+        for uid, runner in list(self.runners.items()):
+            if runner.net is None or runner.terminating:
+                continue
+            current = self._open.setdefault(uid, {})
+            wanted = relays_for(runner.pod | {"status": {"podIP": runner.pod_ip}}, relays)
+            for relay in [r for r in current if r not in wanted]:
+                current.pop(relay).close()
+            for relay in sorted(wanted - set(current)):
+                try:
+                    current[relay] = await runner.net.relay_tcp(relay)
+                except OSError as err:
+                    log.debug("relay not opened", pod=runner.name, relay=relay, error=str(err))
