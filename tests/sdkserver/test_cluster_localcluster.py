@@ -20,6 +20,9 @@ import grpc
 import pytest
 
 from agones.client.config import load_kube_config
+from agones.client.errors import NotFoundError
+from agones.client.rest import Resource
+from agones.client.versioned.resources import GAME_SERVERS
 from agones.sdk import AsyncSDK, SDKError
 from agones.sdkserver.kubestore import KubeGameServerStore
 from tests.sdkserver.harness import free_port
@@ -69,18 +72,16 @@ GS: dict[str, Any] = {
 async def api_with_game_server() -> AsyncIterator[str]:
     async with localcluster.LocalAPIServer(tls=True, token="sdk-token") as srv:
         store = KubeGameServerStore(load_kube_config(srv.kubeconfig), "default", "gs-1")
+        crds = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", False)
         try:
-            session = store.session
-            async with session.post(
-                f"{srv.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=CRD
-            ) as r:
-                assert r.status == 201, await r.text()
+            await store.rest.create(crds, CRD)
             for _ in range(100):  # the CRD's API appears shortly after
-                async with session.post(store.collection, json=GS) as r:
-                    if r.status == 201:
-                        break
+                with contextlib.suppress(NotFoundError):
+                    await store.rest.create(GAME_SERVERS, GS, "default")
+                    break
                 await asyncio.sleep(0.05)
-            assert r.status == 201
+            else:
+                raise AssertionError("the GameServer CRD's API never appeared")
         finally:
             await store.close()
         yield str(srv.kubeconfig)

@@ -21,8 +21,10 @@ import grpc
 import pytest
 
 from agones.client.config import load_kube_config
+from agones.client.errors import NotFoundError
 from agones.sdk import AsyncSDK, SDKError
 from agones.sdkserver.kubestore import KubeGameServerStore
+from agones.sdkserver.store import ConflictError
 from tests.sdkserver.fakeapi import fake_api
 from tests.sdkserver.harness import free_port
 
@@ -63,7 +65,7 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
             gs = await store.get()
             assert gs["metadata"]["name"] == "gs-1"
             watch = store.watch()
-            assert (await anext(watch))["metadata"]["resourceVersion"] == "5"
+            changed = asyncio.ensure_future(anext(watch))
             result = await store.patch(
                 [
                     {"op": "test", "path": "/metadata/resourceVersion", "value": "5"},
@@ -71,22 +73,20 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
                 ]
             )
             assert result["status"]["state"] == "RequestReady"
-            assert (await asyncio.wait_for(anext(watch), 5))["status"]["state"] == "RequestReady"
-            from agones.sdkserver.store import ConflictError
-
+            assert (await asyncio.wait_for(changed, 5))["status"]["state"] == "RequestReady"
             with pytest.raises(ConflictError):
                 await store.patch(
                     [{"op": "test", "path": "/metadata/resourceVersion", "value": "5"}]
                 )
-            # a dropped watch, then 410 Gone: the store lists again and keeps following
+            # a dropped watch, then 410 Gone: the informer lists again and keeps following
             api.gone_next_watch = True
             api.drop_watches()
-            await asyncio.sleep(0.1)
+            await until(lambda: not api.gone_next_watch, "the watch that is answered 410")
             api.store.update(lambda gs: gs["status"].update(state="Ready"))
             states = []
             while "Ready" not in states:
                 states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
-            assert not api.gone_next_watch  # the 410 was answered, and it listed again
+            assert store.informer.reflector.lists == 2
             api.store.update(lambda gs: gs["status"].update(state="Allocated"))
             while states[-1] != "Allocated":
                 states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
@@ -96,25 +96,36 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
             await store.close()
 
 
-async def test_kube_store_watch_survives_a_list_timeout(tmp_path: Path) -> None:
+async def test_kube_store_get_survives_a_list_timeout(tmp_path: Path) -> None:
     async with fake_api(copy.deepcopy(GS)) as api:
         store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
-        real_list, calls = store._list, []
+        lister_watcher: Any = store.informer.lister_watcher
+        real_list, calls = lister_watcher.list, []
 
-        async def flaky_list() -> tuple[dict[str, Any], str]:
+        async def flaky_list(*args: Any) -> Any:
             calls.append(1)
             if len(calls) == 1:
                 raise TimeoutError  # what aiohttp raises when the session's total timeout passes
-            return await real_list()
+            return await real_list(*args)
 
-        store._list = flaky_list  # type: ignore[method-assign]
-        watch = store.watch()
+        lister_watcher.list = flaky_list
         try:
-            gs = await asyncio.wait_for(anext(watch), 10)
+            gs = await asyncio.wait_for(store.get(), 10)
             assert gs["metadata"]["name"] == "gs-1"
-            assert len(calls) == 2
+            assert len(calls) == 2  # the reflector backed off and listed again
         finally:
-            await watch.aclose()
+            await store.close()
+
+
+async def test_kube_store_get_of_a_missing_game_server_is_not_found(tmp_path: Path) -> None:
+    async with fake_api(copy.deepcopy(GS)) as api:
+        config = load_kube_config(api.kubeconfig(tmp_path))
+        store = KubeGameServerStore(config, "games", "gs-2")
+        try:
+            await store.connect()  # the list answers, empty
+            with pytest.raises(NotFoundError):
+                await asyncio.wait_for(store.get(), 10)
+        finally:
             await store.close()
 
 
