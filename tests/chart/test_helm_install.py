@@ -24,8 +24,9 @@ import pytest
 import yaml
 
 from agones.localcluster import ServerOptions, ThreadedAPIServer
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
 from tests.sdkserver.harness import free_port
+from tests.waiting import wait_for
 from tools import helmchart
 
 helm = pytest.importorskip("helm_python")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -26,6 +27,7 @@ from agones.client.versioned.resources import GAME_SERVERS
 from agones.sdk import AsyncSDK, SDKError
 from agones.sdkserver.kubestore import KubeGameServerStore
 from tests.sdkserver.harness import free_port
+from tests.waiting import wait_for_async
 
 localcluster = pytest.importorskip("agones.localcluster.server")
 
@@ -87,13 +89,16 @@ async def api_with_game_server() -> AsyncIterator[str]:
         yield str(srv.kubeconfig)
 
 
-async def until(condition: Any, what: str, timeout: float = 10) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
+async def barrier(sdk: AsyncSDK, store: KubeGameServerStore, n: int) -> None:
+    """Until an annotation set now is written: the sidecar's queue is fair and delays every key
+    alike, so whatever it had queued before (a label, a state) has been handled."""
+    await sdk.set_annotation("barrier", str(n))
+
+    async def written() -> bool:
+        annotations = (await store.get())["metadata"].get("annotations") or {}
+        return bool(annotations.get("agones.dev/sdk-barrier") == str(n))
+
+    await wait_for_async(written, 10, 0.05, f"barrier {n}")
 
 
 async def test_sidecar_against_the_local_api_server() -> None:
@@ -121,9 +126,9 @@ async def test_sidecar_against_the_local_api_server() -> None:
                 return bool((await store.get())["status"]["state"] == state)
 
             await sdk.ready()
-            await until(lambda: state_is("RequestReady"), "RequestReady")
+            await wait_for_async(lambda: state_is("RequestReady"), 10, 0.05, "RequestReady")
 
-            await asyncio.sleep(0.5)
+            await barrier(sdk, store, 0)
             before = len(writes)
             for i in range(100):
                 await sdk.set_label("round", str(i))
@@ -133,13 +138,19 @@ async def test_sidecar_against_the_local_api_server() -> None:
                 labels = (await store.get())["metadata"].get("labels") or {}
                 return bool(labels.get("agones.dev/sdk-round") == "99")
 
-            await until(last_label, "the last label")
-            await asyncio.sleep(0.6)
-            assert len(writes) - before <= 2
+            await barrier(sdk, store, 1)
+            assert await last_label()
+            rounds = [
+                (gs["metadata"].get("labels") or {}).get("agones.dev/sdk-round") for gs in writes
+            ]
+            changes = sum(1 for a, b in itertools.pairwise(rounds[before - 1 :]) if a != b)
+            assert changes <= 2
 
             await sdk.reserve(1)
-            await until(lambda: state_is("Reserved"), "Reserved")
-            await until(lambda: state_is("RequestReady"), "back to Ready after Reserve", 5)
+            await wait_for_async(lambda: state_is("Reserved"), 10, 0.05, "Reserved")
+            await wait_for_async(
+                lambda: state_is("RequestReady"), 5, 0.05, "back to Ready after Reserve"
+            )
 
             with pytest.raises(SDKError) as err:
                 await sdk.beta.set_counter_count("rooms", 6)
@@ -150,10 +161,12 @@ async def test_sidecar_against_the_local_api_server() -> None:
                 http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r,
             ):
                 assert r.status == 200
-            await until(lambda: state_is("Unhealthy"), "Unhealthy after missed pings")
+            await wait_for_async(
+                lambda: state_is("Unhealthy"), 10, 0.05, "Unhealthy after missed pings"
+            )
             await sdk.health()
             await sdk.ready()
-            await asyncio.sleep(1)
+            await barrier(sdk, store, 2)  # the Ready was handled: Unhealthy sticks
             assert await state_is("Unhealthy")
         finally:
             watcher.cancel()
