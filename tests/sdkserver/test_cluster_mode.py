@@ -71,10 +71,10 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
                     [{"op": "test", "path": "/metadata/resourceVersion", "value": "5"}]
                 )
             # a dropped watch, then 410 Gone: the informer lists again and keeps following
-            api.gone_next_watch = True
-            api.drop_watches()
+            api.server.gone_next_watch = True
+            api.server.drop_watches()
             await wait_for_async(
-                lambda: not api.gone_next_watch, 10, 0.02, "the watch that is answered 410"
+                lambda: not api.server.gone_next_watch, 10, 0.02, "the watch that is answered 410"
             )
             api.store.update(lambda gs: gs["status"].update(state="Ready"))
             states = []
@@ -84,7 +84,7 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
             api.store.update(lambda gs: gs["status"].update(state="Allocated"))
             while states[-1] != "Allocated":
                 states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
-            assert api.watch_requests == 3
+            assert api.server.watch_requests == 3
             await watch.aclose()
         finally:
             await store.close()
