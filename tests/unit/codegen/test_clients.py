@@ -20,7 +20,6 @@ from agones.client.informers.externalversions import SharedInformerFactory
 from agones.client.rest import RESTClient
 from agones.client.versioned import Clientset
 from agones.informers import ResourceEventHandlerFuncs
-
 from tests.fakeapi import FakeServer
 
 pytestmark = pytest.mark.timeout(30)
