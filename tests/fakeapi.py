@@ -4,7 +4,8 @@ Any `/api/v1/...` or `/apis/<group>/<version>/...` path, namespaced or not: list
 `k=v[,k=v]`, field selector `metadata.name=<name>`), watch (replays events after
 `resourceVersion`, then streams live ones), get, create (409 AlreadyExists), update with optimistic
 concurrency (409 Conflict on a stale resourceVersion), `/status` updates (only `status` changes),
-merge patches and JSON patches (`agones.jsonpatch`: a failed `test` or a bad patch is 422), delete
+merge patches (the local API server's) and JSON patches (`agones.jsonpatch`: a failed `test`
+or a bad patch is 422), delete
 and delete-collection. Every request is recorded with its content type and body.
 
 For the components that must survive an unreliable server: `inject_watch_error` answers watches
@@ -29,6 +30,7 @@ from typing import Any
 from aiohttp import web
 
 from agones.jsonpatch import PatchError, apply_patch
+from agones.localcluster.patch import apply_merge_patch
 from tests.status import failure_status
 
 
@@ -54,18 +56,6 @@ def _selected(obj: dict[str, Any], selector: str) -> bool:
         if labels.get(key) != value:
             return False
     return True
-
-
-def _merge(target: Any, patch: Any) -> Any:
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge(out.get(k), v)
-    return out
 
 
 def _field_selected(obj: dict[str, Any], selector: str) -> bool:
@@ -249,7 +239,7 @@ class FakeServer:
                 except PatchError as err:
                     return _status(422, "Invalid", str(err))
             else:
-                patched = _merge(current, body)
+                patched = apply_merge_patch(current, body)
             self.objects[key] = self._store(patched)
             await self._bump("MODIFIED", prefix, patched)
             return web.json_response(patched)

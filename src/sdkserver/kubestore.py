@@ -37,7 +37,7 @@ from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from ..jsonpatch import Patch
 from ..record import EVENTS
 from .events import event_body
-from .store import ConflictError
+from .store import Broadcast, ConflictError
 
 log = structlog.get_logger("agones.sdkserver.kubestore")
 
@@ -67,15 +67,14 @@ class KubeGameServerStore:
         self.informer.add_event_handler(
             ResourceEventHandlerFuncs(add_func=self._changed, update_func=self._updated)
         )
-        self._watchers: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._broadcast = Broadcast()
         self._event_tasks: set[asyncio.Task[None]] = set()
 
     def _changed(self, gs: dict[str, Any]) -> None:
-        for queue in self._watchers:
-            queue.put_nowait(gs)
+        self._broadcast.publish(gs)
 
     def _updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        self._changed(new)
+        self._broadcast.publish(new)
 
     async def connect(self) -> None:
         """One list of the GameServer through the REST client; raises what the list raises."""
@@ -95,14 +94,8 @@ class KubeGameServerStore:
         except (ApiConflictError, InvalidError) as err:
             raise ConflictError(err.message) from err
 
-    async def watch(self) -> AsyncIterator[dict[str, Any]]:
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self._watchers.add(queue)
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            self._watchers.discard(queue)
+    def watch(self) -> AsyncIterator[dict[str, Any]]:
+        return self._broadcast.watch()
 
     def record_event(self, gs: dict[str, Any], type_: str, reason: str, message: str) -> None:
         """`events.EventRecorder`: post a core/v1 Event in the background (best effort)."""
