@@ -30,7 +30,7 @@ from typing import Any
 from aiohttp import web
 
 from agones.jsonpatch import PatchError, apply_patch
-from agones.localcluster.patch import apply_merge_patch
+from agones.localcluster.apiserver.patch import apply_merge_patch
 from tests.status import failure_status
 
 

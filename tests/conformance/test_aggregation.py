@@ -8,7 +8,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from agones.localcluster.services import ADDRESS_ANNOTATION
+from agones.localcluster.apiserver.services import ADDRESS_ANNOTATION
 from tests.cluster import Cluster
 from tests.conformance.backend import Backend
 from tests.waiting import wait_for

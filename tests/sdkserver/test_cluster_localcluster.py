@@ -29,7 +29,7 @@ from agones.sdkserver.kubestore import KubeGameServerStore
 from tests.sdkserver.harness import free_port
 from tests.waiting import wait_for_async
 
-localcluster = pytest.importorskip("agones.localcluster.server")
+localcluster = pytest.importorskip("agones.localcluster.apiserver.server")
 
 pytestmark = pytest.mark.slow
 
