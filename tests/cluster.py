@@ -7,17 +7,14 @@ streaming watches, and fault injection (local server only: `cluster.local` tells
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 import os
 import shutil
 import ssl
 import subprocess
-import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,42 +200,6 @@ class Cluster:
 
     def delete_namespace(self, name: str) -> None:
         self.api.delete(f"/api/v1/namespaces/{name}")
-
-
-def wait_for(
-    condition: Callable[[], Any],
-    timeout: float = 20.0,
-    interval: float = 0.05,
-    what: str = "condition",
-) -> Any:
-    """Poll `condition` until it returns a truthy value; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)
-
-
-async def wait_for_async(
-    condition: Callable[[], Any],
-    timeout: float = 20.0,
-    interval: float = 0.05,
-    what: str = "condition",
-) -> Any:
-    """`wait_for` inside an event loop: `condition` may return an awaitable."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(interval)
 
 
 def start_cluster() -> tuple[Cluster, ThreadedAPIServer | None]:

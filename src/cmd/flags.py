@@ -1,8 +1,9 @@
 """Agones-style flags: every `--some-flag` also reads env `SOME_FLAG` (viper's binding), flag wins.
 
 `add(parser, "--min-port", int, 0, "help")` registers the flag with its environment default;
-booleans take `true/false` (Go's `strconv.ParseBool`) or no value (true) and durations Go's `500ms` / `1m30s` form.
-A bad environment value is a clear `SystemExit(2)` from argparse, naming the variable.
+booleans take `true/false` (Go's `strconv.ParseBool`) or no value (true) and durations Go's `500ms` /
+`1m30s` form. A bad value, given or from the environment, is a clear `SystemExit(2)` from argparse
+naming the flag and the variable, raised when that command's parser parses (never for another).
 
 `bind_settings(parser, Settings)` derives every flag from a settings dataclass (name, type, default
 and help from the field and its docstring) and `settings_from_args(Settings, args)` builds it back:
@@ -54,30 +55,47 @@ def add(
     default: Any,
     help_text: str,
     *aliases: str,
+    env: bool = True,
 ) -> None:
-    env = env_name(flag)
-    raw = os.environ.get(env)
-    if raw is not None:
-        try:
-            default = kind(raw)
-        except (ValueError, argparse.ArgumentTypeError) as err:
-            parser.error(f"invalid value {raw!r} in ${env}: {err}")
+    """Register `flag` (and `aliases`); with `env`, its environment variable is its default.
+
+    The variable is read now but parsed only when this parser parses (argparse types a string
+    default then), so a bad value fails the command that reads it, naming flag and variable."""
+    name = env_name(flag)
+    raw = os.environ.get(name) if env else None
+    parse = _named(kind, flag, name if env else None)
     extra: dict[str, Any] = {"nargs": "?", "const": True} if kind is go_bool else {}
+    source = f"env {name}; " if env else ""
     parser.add_argument(
         flag,
         *aliases,
-        type=kind,
-        default=default,
-        metavar=env,
-        help=f"{help_text} (env {env}; default {default!r})",
+        type=parse,
+        default=default if raw is None else raw,
+        metavar=name if env else "VALUE",
+        help=f"{help_text} ({source}default {default!r})",
         **extra,
     )
+
+
+def _named(kind: Callable[[str], Any], flag: str, env: str | None) -> Callable[[str], Any]:
+    """`kind`, whose errors name the flag and its environment variable."""
+    where = f"{flag} or ${env}" if env else flag
+
+    def parse(text: str) -> Any:
+        try:
+            return kind(text)
+        except (ValueError, argparse.ArgumentTypeError) as err:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r} for {where}: {err}") from None
+
+    parse.__name__ = getattr(kind, "__name__", "value")
+    return parse
 
 
 # --- flags derived from a settings dataclass ------------------------------------------------
 
 DURATION = "go-duration"
-"""`field(metadata={"flag": DURATION})`: a float of seconds given as a Go duration (`500ms`)."""
+"""`field(metadata={"flag": DURATION})`: a float of seconds given as a Go duration (`500ms`).
+`field(metadata={"env": False})`: a flag with no environment variable (Agones binds a few so)."""
 
 
 def _field_docs(cls: type) -> dict[str, str]:
@@ -128,7 +146,8 @@ def bind_settings(
             continue
         flag = "--" + f.name.replace("_", "-")
         extra = (aliases or {}).get(f.name, ())
-        add(parser, flag, _kind(f, hints), getattr(defaults, f.name), docs.get(f.name, ""), *extra)
+        kind, default, helptext = _kind(f, hints), getattr(defaults, f.name), docs.get(f.name, "")
+        add(parser, flag, kind, default, helptext, *extra, env=f.metadata.get("env", True))
 
 
 def settings_from_args(settings: type[T], args: argparse.Namespace, **overrides: Any) -> T:

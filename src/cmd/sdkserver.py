@@ -2,7 +2,8 @@
 
 Flags and environment variables are Agones': every flag can also be given as the upper-case env
 var with `-` → `_` (`--grpc-port` / `GRPC_PORT`), a flag winning over its env var; bools take
-`--local` or `--local=false`. `--graceful-termination` has no env var, as in Agones.
+`--local` or `--local=false`. `--graceful-termination` has no env var, as in Agones. The flags are
+derived from `SDKServerSettings` (`cmd.flags.bind_settings`); a bad value exits 2 naming both.
 
 Modes: `--local` (no Kubernetes; optional `--file` GameServer manifest, re-read on change),
 `--test a,b,c` (conformance test mode: records request names and, after `--timeout` seconds or on
@@ -18,81 +19,22 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
 import signal
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from ..featuregates import FeatureGates, parse_bool
-from ..sdk.duration import parse_go_duration
+from ..featuregates import FeatureGates
 from ..sdkserver.settings import SDKServerSettings
+from . import flags
 
 log = structlog.get_logger("agones.sdkserver")
 
 
-# flag name → (env var or None, parser)
-_FLAGS: dict[str, tuple[str | None, Any]] = {
-    "gameserver-name": ("GAMESERVER_NAME", str),
-    "pod-namespace": ("POD_NAMESPACE", str),
-    "local": ("LOCAL", parse_bool),
-    "file": ("FILE", str),
-    "test": ("TEST", str),
-    "sdk-name": ("SDK_NAME", str),
-    "timeout": ("TIMEOUT", int),
-    "delay": ("DELAY", int),
-    "address": ("ADDRESS", str),
-    "grpc-port": ("GRPC_PORT", int),
-    "http-port": ("HTTP_PORT", int),
-    "health-port": ("HEALTH_PORT", int),
-    "kubeconfig": ("KUBECONFIG", str),
-    "graceful-termination": (None, parse_bool),
-    "log-level": ("LOG_LEVEL", str),
-    "request-rate-limit": ("REQUEST_RATE_LIMIT", parse_go_duration),
-    "feature-gates": ("FEATURE_GATES", str),
-    "first-write-immediately": ("FIRST_WRITE_IMMEDIATELY", parse_bool),
-    "health-autostart": ("HEALTH_AUTOSTART", parse_bool),
-}
-
-
-def _attr(flag: str) -> str:
-    return flag.replace("-", "_")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    docs = {f.name: f for f in fields(SDKServerSettings)}
-    for flag, (env, parse) in _FLAGS.items():
-        names = [f"--{flag}", "-f"] if flag == "file" else [f"--{flag}"]
-        helptext = f"(env {env})" if env else ""
-        kwargs: dict[str, Any] = {"dest": _attr(flag), "default": None, "help": helptext}
-        if parse is parse_bool:
-            kwargs.update(nargs="?", const=True, type=parse_bool, metavar="BOOL")
-        elif parse is parse_go_duration:
-            kwargs.update(type=parse_go_duration, metavar="DURATION")
-        else:
-            kwargs.update(type=parse)
-        assert _attr(flag) in docs
-        parser.add_argument(*names, **kwargs)
-
-
-def settings_from(
-    args: argparse.Namespace, environ: dict[str, str] | None = None
-) -> SDKServerSettings:
-    """Flags over env vars over defaults; `ValueError` on an env var that does not parse."""
-    environ = dict(os.environ) if environ is None else environ
-    values: dict[str, Any] = {}
-    for flag, (env, parse) in _FLAGS.items():
-        given = getattr(args, _attr(flag), None)
-        if given is not None:
-            values[_attr(flag)] = given
-        elif env is not None and env in environ:
-            try:
-                values[_attr(flag)] = parse(environ[env])
-            except ValueError as err:
-                raise ValueError(f"invalid {env}={environ[env]!r}: {err}") from err
-    return SDKServerSettings(**values)
+    """Agones' flags, from the settings dataclass; `-f` is `--file`'s short form."""
+    flags.bind_settings(parser, SDKServerSettings, aliases={"file": ("-f",)})
 
 
 def register(subparsers: Any) -> None:
@@ -115,8 +57,8 @@ def configure_logging(level: str) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    settings = flags.settings_from_args(SDKServerSettings, args)
     try:
-        settings = settings_from(args)
         gates = FeatureGates.parse(settings.feature_gates)
     except ValueError as err:
         print(f"error: {err}")

@@ -35,6 +35,7 @@ from ..apis.agones.v1.gameserver import (
     PortPolicy,
     Protocol,
 )
+from ..apis.core.v1 import Node
 from ..featuregates import Feature, FeatureGates
 
 _ALLOCATED_POLICIES = (PortPolicy.DYNAMIC, PortPolicy.PASSTHROUGH)
@@ -105,15 +106,12 @@ def _uid(gs: GameServer) -> str:
     return uid if isinstance(uid, str) else ""
 
 
-def _node_name(node: Any) -> str:
-    meta = node.get("metadata") if isinstance(node, Mapping) else None
-    name = meta.get("name") if isinstance(meta, Mapping) else None
-    return name if isinstance(name, str) else ""
+def _node_name(node: Node) -> str:
+    return node.metadata.get_name()
 
 
-def _schedulable(node: Any) -> bool:
-    spec = node.get("spec") if isinstance(node, Mapping) else None
-    return not (isinstance(spec, Mapping) and spec.get("unschedulable"))
+def _schedulable(node: Node) -> bool:
+    return not node.unschedulable()
 
 
 class PortRangeAllocator:
@@ -237,7 +235,7 @@ class PortRangeAllocator:
 
     # -- rebuild ----------------------------------------------------------------------------
 
-    def sync_all(self, game_servers: Iterable[GameServer], nodes: Iterable[Any]) -> None:
+    def sync_all(self, game_servers: Iterable[GameServer], nodes: Iterable[Node]) -> None:
         """Rebuild from every GameServer's held ports and every schedulable node."""
         node_ports: dict[str, set[int]] = {
             _node_name(n): set() for n in nodes if _schedulable(n) and _node_name(n)
@@ -294,7 +292,7 @@ class PortAllocator:
                 if name != DEFAULT_PORT_RANGE
             ]
 
-    def sync_all(self, game_servers: Iterable[GameServer], nodes: Iterable[Any]) -> None:
+    def sync_all(self, game_servers: Iterable[GameServer], nodes: Iterable[Node]) -> None:
         gss, ns = list(game_servers), list(nodes)
         for allocator in self.allocators:
             allocator.sync_all(gss, ns)

@@ -1,8 +1,9 @@
 """Cluster mode of `agones sdkserver`: the sidecar of one GameServer on a kube-apiserver.
 
-Waits until the API answers (a list every 4 s, as Agones' WaitForConnection), runs the SDKServer,
-serves gRPC, the REST gateway and /healthz + /gshealthz, and on SIGTERM keeps serving until the
-GameServer reaches Shutdown (graceful termination) unless `--graceful-termination=false` or the
+Waits until the API answers (a list every 4 s, as Agones' WaitForConnection), runs the SDKServer on
+the GameServer's informer (`kubestore`; resync 30 s unless the DisableResyncOnSDKServer gate is on,
+as in Agones), serves gRPC, the REST gateway and /healthz + /gshealthz, and on SIGTERM keeps
+serving until the GameServer reaches Shutdown (graceful termination) unless `--graceful-termination=false` or the
 SidecarContainers gate makes the sidecar's lifecycle independent.
 """
 
@@ -12,11 +13,13 @@ import asyncio
 import contextlib
 import signal
 
+import aiohttp
 import structlog
 
 from ..client.config import in_cluster_config, load_kube_config
+from ..client.errors import ApiError
 from ..featuregates import Feature, FeatureGates
-from .kubestore import ApiError, KubeGameServerStore
+from .kubestore import KubeGameServerStore
 from .sdkserver import SDKServer, SDKServerOptions
 from .serve import serve_sdk
 from .settings import SDKServerSettings
@@ -28,8 +31,8 @@ async def wait_for_connection(store: KubeGameServerStore, interval: float = 4.0)
     attempt = 0
     while True:
         try:
-            await store.get()
-        except (ApiError, OSError) as err:
+            await store.connect()
+        except (ApiError, aiohttp.ClientError, OSError) as err:
             log.info("Connection to Kubernetes service failed", attempt=attempt, error=str(err))
             attempt += 1
             await asyncio.sleep(interval)
@@ -49,7 +52,10 @@ async def run_cluster(settings: SDKServerSettings, gates: FeatureGates) -> int:
     except (OSError, KeyError, ValueError) as err:
         log.error("Could not create in cluster config", error=str(err))
         return 1
-    store = KubeGameServerStore(config, settings.pod_namespace, settings.gameserver_name)
+    resync = 0.0 if gates.enabled(Feature.DISABLE_RESYNC_ON_SDK_SERVER) else 30.0
+    store = KubeGameServerStore(
+        config, settings.pod_namespace, settings.gameserver_name, resync_period=resync
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -80,7 +86,7 @@ async def run_cluster(settings: SDKServerSettings, gates: FeatureGates) -> int:
                 health=server,
                 health_port=settings.health_port,
             )
-        except (ApiError, OSError) as err:
+        except (ApiError, aiohttp.ClientError, OSError) as err:
             log.error("Could not start SDK server", error=str(err))
             return 1
         log.info(

@@ -20,7 +20,7 @@ from typing import Any
 from ..featuregates import Feature
 from ..sdk.proto.beta import beta_pb2
 from .errors import SDKError, go_value, plain_error
-from .queue import CoalescingQueue
+from .queue import UpdateQueue
 
 UPDATE_COUNTERS = "updateCounters"
 UPDATE_LISTS = "updateLists"
@@ -62,7 +62,7 @@ class CountsAndLists(abc.ABC):
     counters_lock: asyncio.Lock
     """Held while a batch of counter changes is being written (lists_lock: of list changes)."""
     lists_lock: asyncio.Lock
-    queue: CoalescingQueue
+    queue: UpdateQueue
     list_max_capacity: int
 
     @abc.abstractmethod

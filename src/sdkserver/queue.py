@@ -1,32 +1,63 @@
-"""Per-operation write queue: coalesces rapid SDK calls into few GameServer writes.
+"""The sidecar's write queue: the framework's `WorkerQueue` keyed by operation, one worker.
 
-Agones queues each change under a fixed key per operation (`updateState`, `updateLabel`, ...) on a
-rate-limited work queue with one worker: every enqueue waits the rate limit (500 ms) and a key
-already waiting is not queued twice, so a burst of calls becomes one write. A key enqueued while its
-write is running is written again afterwards. A failed write is retried after the same delay.
+As in Agones' `pkg/sdkserver`, each kind of change has a fixed key (`updateState`, `updateLabel`,
+...) on a rate-limited work queue with one worker, so a burst of SDK calls becomes one write: every
+enqueue is rate-limited (`delay`, 500 ms by default) and a key already waiting is not queued twice
+(the delaying queue's earlier time wins); a key enqueued while its write runs is written again
+afterwards (the queue's dirty set); a failed write is re-added through the same limiter, and the
+handler's outcome is decided by `WorkerQueue` alone (errors logged once, conflicts at debug).
 
-`flush(timeout)` is the sidecar's last word before it exits: every waiting key is written at once
-(failed ones retried at once) until nothing is pending or the timeout passes, so a change an RPC or
-the health check queued just before a SIGTERM (Unhealthy, Shutdown, a label) is not lost.
+The limiter is `ItemFastSlowRateLimiter(delay, delay, 1)` (the same delay every time), or with
+`first_immediately=True` the `ItemIntervalRateLimiter` measured in bench/: a key idle for a whole
+window is written at once, and only what follows within the window waits for the window's end.
 
-`first_immediately=True` is the alternative measured in bench/: a key idle for a whole window is
-written at once, and only what follows within the window is coalesced into one write at its end.
+`flush(timeout)` is the sidecar's last word before it exits: the limiter answers 0, every waiting
+key is made ready, and the flush works the queue beside the worker (failed writes retried at once)
+until nothing is pending or the timeout passes, so a change an RPC or the health check queued just
+before a SIGTERM (Unhealthy, Shutdown, a label) is not lost.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 
 import structlog
 
-from .clock import Clock, Timer
+from ..clock import Clock
+from ..workqueue import (
+    ItemFastSlowRateLimiter,
+    ItemIntervalRateLimiter,
+    RateLimiter,
+    WorkerQueue,
+)
 
 log = structlog.get_logger("agones.sdkserver.queue")
 
+QUEUE_NAME = "agones.dev.sdkserver"
+"""The work queue's name in the `agones_k8s_client_workqueue_*` metrics."""
 
-class CoalescingQueue:
+
+class _FlushableLimiter:
+    """`limiter`, except that it answers 0 while the queue flushes."""
+
+    def __init__(self, limiter: RateLimiter) -> None:
+        self.limiter = limiter
+        self.flushing = False
+
+    def when(self, item: Hashable) -> float:
+        delay = self.limiter.when(item)
+        return 0.0 if self.flushing else delay
+
+    def forget(self, item: Hashable) -> None:
+        self.limiter.forget(item)
+
+    def num_requeues(self, item: Hashable) -> int:
+        return self.limiter.num_requeues(item)
+
+
+class UpdateQueue:
     def __init__(
         self,
         handler: Callable[[str], Awaitable[None]],
@@ -34,130 +65,59 @@ class CoalescingQueue:
         delay: float = 0.5,
         *,
         first_immediately: bool = False,
+        name: str = QUEUE_NAME,
     ) -> None:
-        self.handler = handler
-        self.clock = clock
-        self.delay = delay
-        self.first_immediately = first_immediately
-        self._waiting: dict[str, tuple[float, Timer]] = {}
-        self._queued: list[str] = []
-        self._processing: set[str] = set()
-        self._dirty: set[str] = set()
-        self._last_start: dict[str, float] = {}
-        self._wake = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._flushing = False
+        inner: RateLimiter = (
+            ItemIntervalRateLimiter(delay, clock)
+            if first_immediately
+            else ItemFastSlowRateLimiter(delay, delay, 1)
+        )
+        self.limiter = _FlushableLimiter(inner)
+        self.worker = WorkerQueue(handler, log, "operation", name, self.limiter, clock=clock)
+        self.queue = self.worker.queue
         self._task: asyncio.Task[None] | None = None
-        self.processed = 0
-        self.failures = 0
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.create_task(self._run())
+            self._task = asyncio.create_task(self.worker.run(1))
 
     async def stop(self) -> None:
-        for _, timer in self._waiting.values():
-            timer.cancel()
-        self._waiting.clear()
+        """Stop the worker; what is still waiting is dropped (flush first to keep it)."""
+        self.worker.shut_down()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
 
-    async def flush(self, timeout: float) -> bool:
-        """Write every pending key now; whether all were written within `timeout` seconds."""
-        self._flushing = True
-        for key, (_, timer) in list(self._waiting.items()):
-            timer.cancel()
-            del self._waiting[key]
-            self._ready(key)
-        deadline = asyncio.get_running_loop().time() + timeout
-        try:
-            while self.pending():
-                self._idle.clear()
-                left = deadline - asyncio.get_running_loop().time()
-                await asyncio.wait_for(self._idle.wait(), max(left, 0.0))
-        except TimeoutError:
-            log.warning("pending writes not flushed before exit", keys=self._pending_keys())
-            return False
-        finally:
-            self._flushing = False
-        return True
-
-    def _pending_keys(self) -> list[str]:
-        return sorted({*self._waiting, *self._queued, *self._processing})
-
-    def pending(self) -> bool:
-        return bool(self._waiting or self._queued or self._processing)
-
     def enqueue(self, key: str) -> None:
-        """Queue `key` after the rate limit (or at once, see `first_immediately`)."""
-        delay = self.delay
-        if self.first_immediately:
-            last = self._last_start.get(key)
-            now = self.clock.monotonic()
-            delay = 0.0 if last is None else max(0.0, last + self.delay - now)
-        self.enqueue_after(key, delay)
+        """Queue `key` after the rate limit."""
+        self.worker.enqueue(key)
 
     def enqueue_after(self, key: str, delay: float) -> None:
-        """Queue `key` in `delay` seconds; a key already waiting keeps the earlier time."""
-        if self._flushing:
-            delay = 0.0
-        ready_at = self.clock.monotonic() + delay
-        waiting = self._waiting.get(key)
-        if waiting is not None:
-            if waiting[0] <= ready_at:
-                return
-            waiting[1].cancel()
-        if delay <= 0:
-            self._waiting.pop(key, None)
-            self._ready(key)
-            return
-        timer = self.clock.call_later(delay, lambda: self._fire(key, ready_at))
-        self._waiting[key] = (ready_at, timer)
+        """Queue `key` in `delay` seconds (at once while flushing); the earlier time wins."""
+        self.worker.enqueue_after(key, 0.0 if self.limiter.flushing else delay)
 
-    def _fire(self, key: str, ready_at: float) -> None:
-        waiting = self._waiting.get(key)
-        if waiting is None or waiting[0] != ready_at:
-            return
-        del self._waiting[key]
-        self._ready(key)
+    def pending(self) -> bool:
+        return bool(len(self.queue) or self.queue.waiting() or self.queue.processing())
 
-    def _ready(self, key: str) -> None:
-        if key in self._processing:
-            self._dirty.add(key)
-        elif key not in self._queued:
-            self._queued.append(key)
-            self._wake.set()
+    async def flush(self, timeout: float) -> bool:
+        """Write every pending key now; whether all were written within `timeout` seconds."""
+        self.limiter.flushing = True
+        try:
+            await asyncio.wait_for(self._work_off(), timeout)
+        except TimeoutError:
+            log.warning("pending writes not flushed before exit", pending=self.pending())
+            return False
+        finally:
+            self.limiter.flushing = False
+        return True
 
-    async def _run(self) -> None:
-        while True:
-            while not self._queued:
-                self._wake.clear()
-                await self._wake.wait()
-            key = self._queued.pop(0)
-            self._processing.add(key)
-            self._last_start[key] = self.clock.monotonic()
-            try:
-                await self.handler(key)
-            except Exception as err:
-                self.failures += 1
-                log.warning("sync failed, retrying", key=key, error=str(err))
-                retry = True
+    async def _work_off(self) -> None:
+        while self.pending():
+            self.queue.ready_now()
+            if len(self.queue):
+                await self.worker.process_next_work_item()
             else:
-                self.processed += 1
-                retry = False
-            finally:
-                self._processing.discard(key)
-            if retry:
-                # the retry writes whatever was asked for meanwhile: one write, not two
-                self._dirty.discard(key)
-                self.enqueue_after(key, self.delay)
-                if self._flushing:
-                    await asyncio.sleep(0)  # an immediate retry must not starve the flush's timer
-            elif key in self._dirty:
-                self._dirty.discard(key)
-                self._ready(key)
-            if not self.pending():
-                self._idle.set()
+                await self.queue.wait_for_processing()
+            await asyncio.sleep(0)  # a write failing at once must not starve the timeout

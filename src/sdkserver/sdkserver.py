@@ -3,7 +3,9 @@
 Contract:
 * RPCs answer at once; the GameServer changes they ask for are written later, as JSON patches that
   `test` the resourceVersion, one operation key per kind of change (`updateState`, `updateLabel`,
-  ...) through a `CoalescingQueue`, so rapid calls coalesce (rate limit 500 ms by default).
+  ...) through the framework's `WorkerQueue` (`queue.UpdateQueue`), so rapid calls coalesce (rate
+  limit 500 ms by default). Decisions read the typed `GameServer`; the JSON patch is the diff of
+  the object as read and as changed, so fields this version does not know are never dropped.
 * Ready writes RequestReady, Allocate writes Allocated and `agones.dev/last-allocated`, Reserve
   writes Reserved with `status.reservedUntil` and returns to Ready by itself when it passes (the
   timer is restored from `reservedUntil` on start), Shutdown writes Shutdown. Nothing moves an
@@ -30,8 +32,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import grpc
+import msgspec
 import structlog
+from msgspec import UNSET, UnsetType
 
+from ..apis.agones.v1.gameserver import GameServer, GameServerState, Health, PlayerStatus
 from ..apis.meta.objectmeta import format_rfc3339_nano, format_time, parse_time
 from ..apis.meta.validation import is_qualified_name, is_valid_label_value
 from ..featuregates import Feature, FeatureGates
@@ -49,7 +54,7 @@ from .countslists import (
 )
 from .errors import SDKError, plain_error
 from .events import EventRecorder, go_duration
-from .queue import CoalescingQueue
+from .queue import UpdateQueue
 from .sdk import METADATA_PREFIX, convert
 from .store import ConflictError, GameServerStore
 
@@ -87,6 +92,15 @@ def rfc3339(ts: float, nanos: bool = False) -> str:
     return format_rfc3339_nano(when) if nanos else format_time(when)
 
 
+def typed(gs: dict[str, Any]) -> GameServer:
+    """The typed view of a GameServer as the API sent it (for reading; writes patch the dict)."""
+    return msgspec.convert(gs, GameServer, strict=False)
+
+
+def _or(value: int | UnsetType, default: int) -> int:
+    return default if isinstance(value, UnsetType) or not value else value
+
+
 def _resource_version(gs: dict[str, Any]) -> int:
     try:
         return int((gs.get("metadata") or {}).get("resourceVersion") or 0)
@@ -111,7 +125,7 @@ class SDKServer(CountsAndLists):
         self.gates = gates
         self.clock = clock or RealClock()
         self.options = options or SDKServerOptions()
-        self.queue = CoalescingQueue(
+        self.queue = UpdateQueue(
             self.sync_game_server,
             self.clock,
             self.options.request_rate_limit,
@@ -121,7 +135,7 @@ class SDKServer(CountsAndLists):
         self._synced = asyncio.Event()
         self._watchers: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._watch_task: asyncio.Task[None] | None = None
-        self.gs_state = ""
+        self.gs_state: GameServerState | None = None
         self.gs_labels: dict[str, str] = {}
         self.gs_annotations: dict[str, str] = {}
         self.reserve_duration: float | None = None
@@ -150,20 +164,23 @@ class SDKServer(CountsAndLists):
         self._set_cache(await self.store.get())
         self._watch_task = asyncio.create_task(self._watch())
         self._synced.set()
-        gs = self._gs
-        health = (gs.get("spec") or {}).get("health") or {}
-        self.health_disabled = bool(health.get("disabled", False))
-        self.health_period = float(health.get("periodSeconds") or 5)
-        self.health_threshold = int(health.get("failureThreshold") or 3)
-        self.health_initial_delay = float(health.get("initialDelaySeconds") or 0)
+        gs = typed(self._gs)
+        health = gs.gs_spec.health
+        if health is UNSET:
+            health = Health()
+        self.health_disabled = health.disabled is True
+        self.health_period = float(_or(health.period_seconds, 5))
+        self.health_threshold = int(_or(health.failure_threshold, 3))
+        self.health_initial_delay = float(_or(health.initial_delay_seconds, 0))
         self.touch_health_last_updated()
-        status = gs.get("status") or {}
-        if status.get("state") == "Reserved" and status.get("reservedUntil"):
-            until = parse_time(status["reservedUntil"]).timestamp()
+        status = gs.gs_status
+        if gs.state() == GameServerState.RESERVED and isinstance(status.reserved_until, str):
+            until = parse_time(status.reserved_until).timestamp()
             self._reset_reserve_after(until - self.clock.now())
-        if self.gates.enabled(Feature.PLAYER_TRACKING) and status.get("players") is not None:
-            self.player_capacity = int(status["players"].get("capacity") or 0)
-            self.connected_players = list(status["players"].get("ids") or [])
+        players = status.players
+        if self.gates.enabled(Feature.PLAYER_TRACKING) and isinstance(players, PlayerStatus):
+            self.player_capacity = int(_or(players.capacity, 0))
+            self.connected_players = list(players.ids or [])
         self.queue.start()
         if self.options.health_autostart and not self.health_disabled:
             self._autostart = self.clock.call_later(
@@ -189,8 +206,7 @@ class SDKServer(CountsAndLists):
     def _set_cache(self, gs: dict[str, Any]) -> None:
         if not self._gs or _resource_version(gs) >= _resource_version(self._gs):
             self._gs = gs
-        state = (gs.get("status") or {}).get("state")
-        if state == "Shutdown" or (gs.get("metadata") or {}).get("deletionTimestamp"):
+        if typed(gs).is_being_deleted():
             self.shutdown_seen.set()
 
     async def _watch(self) -> None:
@@ -241,35 +257,44 @@ class SDKServer(CountsAndLists):
         await handlers[key]()
 
     async def update_state(self) -> None:
-        if not self.gs_state:
+        state = self.gs_state
+        if state is None:
             raise ValueError("could not update GameServer to empty state")
         gs = await self.game_server()
-        meta, status = gs.get("metadata") or {}, gs.get("status") or {}
-        if meta.get("deletionTimestamp") or status.get("state") == "Shutdown":
-            if self.gs_state == "Shutdown":
+        current = typed(gs)
+        if current.is_being_deleted():
+            # there is no escaping Shutdown or a deletion
+            if state == GameServerState.SHUTDOWN:
                 self.shutdown_seen.set()
             return
-        if status.get("state") == "Unhealthy":
+        if current.state() == GameServerState.UNHEALTHY:
             return
+        result = await self._patch(gs, self._with_state(gs, state))
+        if result is gs:
+            return  # nothing to write, so no state change to report
+        written = typed(result).state()
+        type_, message = "Normal", "SDK state change"
+        if written == GameServerState.UNHEALTHY:
+            type_, message = "Warning", "Health check failure"
+        elif written == GameServerState.RESERVED and self.reserve_duration is not None:
+            message += f", for {go_duration(self.reserve_duration)}"
+            self._reset_reserve_after(self.reserve_duration)
+        self.event(result, type_, str(written), message)
+
+    def _with_state(self, gs: dict[str, Any], state: GameServerState) -> dict[str, Any]:
+        """A copy of `gs` in `state`: `reservedUntil` for a Reserve with a duration (else none),
+        and `agones.dev/last-allocated` for Allocated."""
         new = copy.deepcopy(gs)
-        new.setdefault("status", {})["state"] = self.gs_state
+        new.setdefault("status", {})["state"] = str(state)
         duration = self.reserve_duration
-        if self.gs_state == "Reserved" and duration is not None:
+        if state == GameServerState.RESERVED and duration is not None:
             new["status"]["reservedUntil"] = rfc3339(self.clock.now() + duration)
         else:
             new["status"]["reservedUntil"] = None
-        if self.gs_state == "Allocated":
+        if state == GameServerState.ALLOCATED:
             annotations = new.setdefault("metadata", {}).setdefault("annotations", {})
             annotations[LAST_ALLOCATED] = rfc3339(self.clock.now(), nanos=True)
-        result = await self._patch(gs, new)
-        state = (result.get("status") or {}).get("state")
-        type_, message = "Normal", "SDK state change"
-        if state == "Unhealthy":
-            type_, message = "Warning", "Health check failure"
-        elif state == "Reserved" and self.reserve_duration is not None:
-            message += f", for {go_duration(self.reserve_duration)}"
-            self._reset_reserve_after(self.reserve_duration)
-        self.event(result, type_, str(state), message)
+        return new
 
     def event(self, gs: dict[str, Any], type_: str, reason: str, message: str) -> None:
         if self.recorder is not None:
@@ -361,8 +386,8 @@ class SDKServer(CountsAndLists):
 
     # -- state RPCs ------------------------------------------------------------------------------
 
-    def enqueue_state(self, state: str) -> None:
-        if self.gs_state != "Unhealthy":
+    def enqueue_state(self, state: GameServerState) -> None:
+        if self.gs_state != GameServerState.UNHEALTHY:
             self.gs_state = state
         self.queue.enqueue(UPDATE_STATE)
 
@@ -379,30 +404,30 @@ class SDKServer(CountsAndLists):
         def expired() -> None:
             self._reserve_timer = None
             self._stop_reserve_timer()
-            self.enqueue_state("RequestReady")
+            self.enqueue_state(GameServerState.REQUEST_READY)
 
         self._reserve_timer = self.clock.call_later(max(seconds, 0.0), expired)
 
     async def ready(self, request: sdk_pb2.Empty) -> sdk_pb2.Empty:
         self._stop_reserve_timer()
-        self.enqueue_state("RequestReady")
+        self.enqueue_state(GameServerState.REQUEST_READY)
         return sdk_pb2.Empty()
 
     async def allocate(self, request: sdk_pb2.Empty) -> sdk_pb2.Empty:
         self._stop_reserve_timer()
-        self.enqueue_state("Allocated")
+        self.enqueue_state(GameServerState.ALLOCATED)
         return sdk_pb2.Empty()
 
     async def shutdown(self, request: sdk_pb2.Empty) -> sdk_pb2.Empty:
         self._stop_reserve_timer()
-        self.enqueue_state("Shutdown")
+        self.enqueue_state(GameServerState.SHUTDOWN)
         return sdk_pb2.Empty()
 
     async def reserve(self, request: sdk_pb2.Duration) -> sdk_pb2.Empty:
         self._stop_reserve_timer()
         if request.seconds > 0:
             self.reserve_duration = float(request.seconds)
-        self.enqueue_state("Reserved")
+        self.enqueue_state(GameServerState.RESERVED)
         return sdk_pb2.Empty()
 
     async def health(self, requests: AsyncIterator[sdk_pb2.Empty]) -> sdk_pb2.Empty:
@@ -472,7 +497,7 @@ class SDKServer(CountsAndLists):
             self.check_health()
             if not self.healthy():
                 log.warning("GameServer has failed health check")
-                self.enqueue_state("Unhealthy")
+                self.enqueue_state(GameServerState.UNHEALTHY)
             await self.clock.sleep(self.health_period)
 
     def check_health(self) -> None:

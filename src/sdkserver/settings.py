@@ -1,12 +1,18 @@
 """The SDK sidecar's settings (Agones `cmd/sdk-server` flags), one typed dataclass.
 
-Defaults are Agones'; `agones sdkserver` (`agones.cmd.sdkserver`) maps flags and environment
-variables onto these fields and nowhere else reads them from the command line.
+Defaults are Agones'; `agones sdkserver` (`agones.cmd.sdkserver`) derives its flags and
+environment variables from these fields (`cmd.flags.bind_settings`) and nowhere else reads them
+from the command line. The metadata keys are the binder's (`flags.DURATION` is "go-duration").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+GO_DURATION = {"flag": "go-duration"}
+"""Field metadata: a float of seconds given on the command line as a Go duration (`500ms`)."""
+NO_ENV = {"env": False}
+"""Field metadata: a flag with no environment variable."""
 
 
 @dataclass(frozen=True)
@@ -39,11 +45,11 @@ class SDKServerSettings:
     """Port of /healthz and /gshealthz (cluster mode)."""
     kubeconfig: str = ""
     """Kubeconfig for running out of the cluster."""
-    graceful_termination: bool = True
+    graceful_termination: bool = field(default=True, metadata=NO_ENV)
     """On SIGTERM keep serving until the GameServer is Shutdown (cluster mode)."""
     log_level: str = "Info"
     """Log level: Error, Info, Debug or Trace."""
-    request_rate_limit: float = 0.5
+    request_rate_limit: float = field(default=0.5, metadata=GO_DURATION)
     """Seconds each GameServer write waits so that rapid SDK calls coalesce (Go duration text)."""
     feature_gates: str = ""
     """Feature gates as a query string, e.g. `PlayerTracking=true`."""

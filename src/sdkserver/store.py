@@ -22,6 +22,26 @@ class ConflictError(Exception):
     """The write lost a race with another writer; read again and retry."""
 
 
+class Broadcast:
+    """Fan-out of GameServer versions to every open `watch()`: each gets all, in order."""
+
+    def __init__(self) -> None:
+        self._queues: set[asyncio.Queue[dict[str, Any]]] = set()
+
+    def publish(self, gs: dict[str, Any]) -> None:
+        for queue in self._queues:
+            queue.put_nowait(gs)
+
+    async def watch(self) -> AsyncIterator[dict[str, Any]]:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._queues.add(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self._queues.discard(queue)
+
+
 class GameServerStore(Protocol):
     async def get(self) -> dict[str, Any]: ...
     async def patch(self, patch: Patch) -> dict[str, Any]: ...
@@ -38,7 +58,7 @@ class InMemoryGameServerStore:
         self.writes = 0
         self.patches: list[Patch] = []
         self.events: list[tuple[str, str, str]] = []
-        self._watchers: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._broadcast = Broadcast()
 
     @property
     def current(self) -> dict[str, Any]:
@@ -51,8 +71,7 @@ class InMemoryGameServerStore:
         version = int(self._gs["metadata"].get("resourceVersion") or 0) + 1
         gs["metadata"]["resourceVersion"] = str(version)
         self._gs = gs
-        for queue in self._watchers:
-            queue.put_nowait(copy.deepcopy(gs))
+        self._broadcast.publish(copy.deepcopy(gs))
         return copy.deepcopy(gs)
 
     async def patch(self, patch: Patch) -> dict[str, Any]:
@@ -76,11 +95,5 @@ class InMemoryGameServerStore:
         change(gs)
         return self._commit(gs)
 
-    async def watch(self) -> AsyncIterator[dict[str, Any]]:
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self._watchers.add(queue)
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            self._watchers.discard(queue)
+    def watch(self) -> AsyncIterator[dict[str, Any]]:
+        return self._broadcast.watch()

@@ -66,6 +66,32 @@ class ItemFastSlowRateLimiter:
         return self._failures.get(item, 0)
 
 
+class ItemIntervalRateLimiter:
+    """At most one slot per `interval` per item: an item idle for a whole interval goes at once,
+    and every add within the window after it waits for the window's end (so a burst coalesces
+    into that one slot). Not a failure counter: `forget` keeps the window, `num_requeues` is 0."""
+
+    def __init__(self, interval: float, clock: Clock) -> None:
+        self.interval = interval
+        self.clock = clock
+        self._slot: dict[Hashable, float] = {}
+
+    def when(self, item: Hashable) -> float:
+        now = self.clock.monotonic()
+        slot = self._slot.get(item)
+        if slot is not None and slot > now:
+            return slot - now
+        slot = now if slot is None else max(now, slot + self.interval)
+        self._slot[item] = slot
+        return slot - now
+
+    def forget(self, item: Hashable) -> None:
+        pass
+
+    def num_requeues(self, item: Hashable) -> int:
+        return 0
+
+
 class BucketRateLimiter:
     """One token bucket shared by all items: throttles the overall rate of rate-limited adds."""
 

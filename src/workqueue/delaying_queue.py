@@ -4,7 +4,7 @@
 `delay <= 0` is an immediate `add`. Every call counts as a retry in the metrics, as in client-go. While an item waits, adding it again with a later ready time is
 ignored and with an earlier ready time moves it forward: the earlier ready time always wins. Waiting
 items are timers on the clock (the event loop's own heap), so there is no polling heartbeat. Waiting
-items are dropped at shutdown.
+items are dropped at shutdown; `ready_now()` adds them all at once (a flush before exit).
 """
 
 from __future__ import annotations
@@ -49,6 +49,12 @@ class DelayingQueue(Queue[T]):
     def _ready(self, item: T) -> None:
         self._waiting.pop(item, None)
         self.add(item)
+
+    def ready_now(self) -> None:
+        """Add every waiting item at once (a last flush before exit: no write left waiting)."""
+        for item, (_, handle) in list(self._waiting.items()):
+            handle.cancel()
+            self._ready(item)
 
     def waiting(self) -> int:
         """How many items are waiting for their ready time."""

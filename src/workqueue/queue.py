@@ -119,6 +119,12 @@ class Queue(Generic[T]):
             self._drain_wakeup.clear()
             await self._drain_wakeup.wait()
 
+    async def wait_for_processing(self) -> None:
+        """Wait until no item is held by a worker; the queue keeps running (unlike a drain)."""
+        while self._processing:
+            self._drain_wakeup.clear()
+            await self._drain_wakeup.wait()
+
     def shutting_down(self) -> bool:
         return self._shutting_down
 

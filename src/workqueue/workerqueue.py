@@ -16,7 +16,8 @@
   | raises anything else             | `add_rate_limited`                         | error, once   |
 
   So "not yet, look again soon" goes through the queue's one rate limiter like any retry, and
-  a handler never runs a back-off of its own. Exceptions never kill a worker.
+  a handler never runs a back-off of its own. Exceptions never kill a worker, and a worker
+  yields to the loop between items.
 * `healthy()` raises unless exactly the requested number of workers is running (liveness).
 """
 
@@ -146,7 +147,9 @@ class WorkerQueue:
         self._running += 1
         try:
             while await self.process_next_work_item():
-                pass
+                # Yield between items: a handler that fails at once, re-added with no delay,
+                # must not starve the loop (and the timers that would end it).
+                await asyncio.sleep(0)
         finally:
             self._running -= 1
 

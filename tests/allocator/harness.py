@@ -29,7 +29,7 @@ from agones.client.errors import ApiError
 from agones.client.rest import Resource, RESTClient
 from agones.featuregates import FeatureGates
 from agones.pki import CertificateAuthority, KeyPair, Usage
-from tests.cluster import wait_for_async
+from tests.waiting import wait_for_async
 
 HOSTS = ["localhost", "127.0.0.1"]
 ROOT = Path(__file__).resolve().parents[2]

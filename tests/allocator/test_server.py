@@ -30,7 +30,7 @@ from tests.allocator.harness import (
     settings_for,
     start_server,
 )
-from tests.cluster import wait_for_async
+from tests.waiting import wait_for_async
 
 
 @pytest.fixture

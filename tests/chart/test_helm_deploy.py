@@ -35,8 +35,9 @@ from agones.allocator.proto import allocation_pb2 as pb
 from agones.allocator.proto import allocation_pb2_grpc
 from agones.localcluster.stack import LocalStack, StackOptions, ThreadedStack
 from tests.chart.helmobjects import manifest_objects, path_of
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
 from tests.e2e.framework import udp
+from tests.waiting import wait_for
 from tools import helmchart
 
 helm = pytest.importorskip("helm_python")

@@ -25,8 +25,9 @@ import yaml
 
 from agones.localcluster import ServerOptions, ThreadedAPIServer
 from tests.chart.helmobjects import manifest_objects, path_of
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
 from tests.sdkserver.harness import free_port
+from tests.waiting import wait_for
 from tools import helmchart
 
 helm = pytest.importorskip("helm_python")

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
+from tests.waiting import wait_for
 
 
 @dataclass(frozen=True)

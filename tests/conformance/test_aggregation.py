@@ -9,8 +9,9 @@ import uuid
 from pathlib import Path
 
 from agones.localcluster.apiserver.services import ADDRESS_ANNOTATION
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
 from tests.conformance.backend import Backend
+from tests.waiting import wait_for
 
 
 def test_apiservice_proxies_its_group(local_only: Cluster, namespace: str, tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
 from tests.conformance.conftest import CRD, established, install_crd, new_crd, widget_crd_manifest
+from tests.waiting import wait_for
 
 
 def _causes(resp: object) -> list[tuple[str, str, str]]:

@@ -3,7 +3,8 @@ garbage collection, deletecollection."""
 
 from __future__ import annotations
 
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
+from tests.waiting import wait_for
 
 
 def _cm(name: str, **meta: object) -> dict:

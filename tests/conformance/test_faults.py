@@ -9,8 +9,9 @@ import urllib.parse
 
 import pytest
 
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
 from tests.conformance.watching import WatchCollector, is_event
+from tests.waiting import wait_for
 
 
 def _cm(name: str, size: int = 2048) -> dict:

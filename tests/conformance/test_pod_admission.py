@@ -3,7 +3,8 @@ status updates, bindings in a terminating namespace, quantities stored canonical
 
 from __future__ import annotations
 
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
+from tests.waiting import wait_for
 
 
 def _pod(name: str, **spec: object) -> dict:

@@ -17,7 +17,8 @@ import urllib3
 
 from agones.localcluster.nodes.podrunner import SIMULATE_ANNOTATION
 from agones.localcluster.stack import ThreadedStack
-from tests.cluster import Api, wait_for
+from tests.cluster import Api
+from tests.waiting import wait_for
 
 IMAGE = "us-docker.pkg.dev/agones-images/examples/simple-game-server:0.41"
 

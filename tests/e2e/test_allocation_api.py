@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agones.localcluster.stack import StackOptions, ThreadedStack
-from tests.cluster import Api, wait_for
+from tests.cluster import Api
 from tests.integration.gameserverallocations.harness import ready_game_server
+from tests.waiting import wait_for
 
 FIXTURES = sorted(
     (Path(__file__).parents[1] / "fixtures" / "agones-oracle" / "valid").glob(

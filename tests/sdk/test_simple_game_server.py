@@ -16,6 +16,7 @@ import pytest
 
 from agones.featuregates import FeatureGates
 from tests.sdkserver.harness import Running, free_port, running_local
+from tests.waiting import wait_for_async
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "simple-game-server"
 GATES = FeatureGates().with_values(PlayerTracking=True)
@@ -42,17 +43,10 @@ async def start_game_server(srv: Running, *flags: str) -> tuple[asyncio.subproce
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(EXAMPLE), *flags, env=env, stdout=asyncio.subprocess.DEVNULL
     )
-    await wait_for(lambda: "ready" in srv.backend.requests, "the game server to call Ready")
+    await wait_for_async(
+        lambda: "ready" in srv.backend.requests, 15, 0.02, "the game server to call Ready"
+    )
     return proc, port
-
-
-async def wait_for(condition: object, what: str, timeout: float = 15) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():  # type: ignore[operator]
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 async def stop(proc: asyncio.subprocess.Process) -> int:
@@ -129,7 +123,7 @@ async def test_udp_text_protocol(local_server: Running) -> None:
         UDPClient, remote_addr=("127.0.0.1", port)
     )
     try:
-        await wait_for(lambda: "health" in srv.backend.requests, "a health ping")
+        await wait_for_async(lambda: "health" in srv.backend.requests, 15, 0.02, "a health ping")
         for command, reply in UDP_SCRIPT:
             transport.sendto(command.encode())
             got = await asyncio.wait_for(client.replies.get(), 10)
@@ -137,7 +131,9 @@ async def test_udp_text_protocol(local_server: Running) -> None:
         gs = srv.backend.gs
         assert gs.object_meta.labels["agones.dev/sdk-mode"] == "ctf"
         assert gs.object_meta.annotations["agones.dev/sdk-map"] == "dust"
-        await wait_for(lambda: gs.status.state == "Shutdown", "EXIT to shut the server down")
+        await wait_for_async(
+            lambda: gs.status.state == "Shutdown", 15, 0.02, "EXIT to shut the server down"
+        )
         assert srv.backend.requests.count("allocate") == 1
         assert "reserve" in srv.backend.requests
     finally:
@@ -185,11 +181,15 @@ async def test_automatic_shutdown_after_ready_iterations(local_server: Running) 
         gs.object_meta.annotations["agones.dev/last-allocated"] = "t1"
         gs.status.state = "Allocated"
         srv.backend._notify()
-        await wait_for(lambda: srv.backend.requests.count("ready") == 2, "back to Ready")
+        await wait_for_async(
+            lambda: srv.backend.requests.count("ready") == 2, 15, 0.02, "back to Ready"
+        )
         assert gs.status.state == "Ready"
         gs.object_meta.annotations["agones.dev/last-allocated"] = "t2"
         srv.backend._notify()
-        await wait_for(lambda: gs.status.state == "Shutdown", "shutdown after 2nd allocation")
+        await wait_for_async(
+            lambda: gs.status.state == "Shutdown", 15, 0.02, "shutdown after 2nd allocation"
+        )
     finally:
         assert await stop(proc) == 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -20,9 +21,13 @@ import grpc
 import pytest
 
 from agones.client.config import load_kube_config
+from agones.client.errors import NotFoundError
+from agones.client.rest import Resource
+from agones.client.versioned.resources import GAME_SERVERS
 from agones.sdk import AsyncSDK, SDKError
 from agones.sdkserver.kubestore import KubeGameServerStore
 from tests.sdkserver.harness import free_port
+from tests.waiting import wait_for_async
 
 localcluster = pytest.importorskip("agones.localcluster.apiserver.server")
 
@@ -69,30 +74,31 @@ GS: dict[str, Any] = {
 async def api_with_game_server() -> AsyncIterator[str]:
     async with localcluster.LocalAPIServer(tls=True, token="sdk-token") as srv:
         store = KubeGameServerStore(load_kube_config(srv.kubeconfig), "default", "gs-1")
+        crds = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", False)
         try:
-            session = store.session
-            async with session.post(
-                f"{srv.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=CRD
-            ) as r:
-                assert r.status == 201, await r.text()
+            await store.rest.create(crds, CRD)
             for _ in range(100):  # the CRD's API appears shortly after
-                async with session.post(store.collection, json=GS) as r:
-                    if r.status == 201:
-                        break
+                with contextlib.suppress(NotFoundError):
+                    await store.rest.create(GAME_SERVERS, GS, "default")
+                    break
                 await asyncio.sleep(0.05)
-            assert r.status == 201
+            else:
+                raise AssertionError("the GameServer CRD's API never appeared")
         finally:
             await store.close()
         yield str(srv.kubeconfig)
 
 
-async def until(condition: Any, what: str, timeout: float = 10) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
+async def barrier(sdk: AsyncSDK, store: KubeGameServerStore, n: int) -> None:
+    """Until an annotation set now is written: the sidecar's queue is fair and delays every key
+    alike, so whatever it had queued before (a label, a state) has been handled."""
+    await sdk.set_annotation("barrier", str(n))
+
+    async def written() -> bool:
+        annotations = (await store.get())["metadata"].get("annotations") or {}
+        return bool(annotations.get("agones.dev/sdk-barrier") == str(n))
+
+    await wait_for_async(written, 10, 0.05, f"barrier {n}")
 
 
 async def test_sidecar_against_the_local_api_server() -> None:
@@ -120,9 +126,9 @@ async def test_sidecar_against_the_local_api_server() -> None:
                 return bool((await store.get())["status"]["state"] == state)
 
             await sdk.ready()
-            await until(lambda: state_is("RequestReady"), "RequestReady")
+            await wait_for_async(lambda: state_is("RequestReady"), 10, 0.05, "RequestReady")
 
-            await asyncio.sleep(0.5)
+            await barrier(sdk, store, 0)
             before = len(writes)
             for i in range(100):
                 await sdk.set_label("round", str(i))
@@ -132,13 +138,19 @@ async def test_sidecar_against_the_local_api_server() -> None:
                 labels = (await store.get())["metadata"].get("labels") or {}
                 return bool(labels.get("agones.dev/sdk-round") == "99")
 
-            await until(last_label, "the last label")
-            await asyncio.sleep(0.6)
-            assert len(writes) - before <= 2
+            await barrier(sdk, store, 1)
+            assert await last_label()
+            rounds = [
+                (gs["metadata"].get("labels") or {}).get("agones.dev/sdk-round") for gs in writes
+            ]
+            changes = sum(1 for a, b in itertools.pairwise(rounds[before - 1 :]) if a != b)
+            assert changes <= 2
 
             await sdk.reserve(1)
-            await until(lambda: state_is("Reserved"), "Reserved")
-            await until(lambda: state_is("RequestReady"), "back to Ready after Reserve", 5)
+            await wait_for_async(lambda: state_is("Reserved"), 10, 0.05, "Reserved")
+            await wait_for_async(
+                lambda: state_is("RequestReady"), 5, 0.05, "back to Ready after Reserve"
+            )
 
             with pytest.raises(SDKError) as err:
                 await sdk.beta.set_counter_count("rooms", 6)
@@ -149,10 +161,12 @@ async def test_sidecar_against_the_local_api_server() -> None:
                 http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r,
             ):
                 assert r.status == 200
-            await until(lambda: state_is("Unhealthy"), "Unhealthy after missed pings")
+            await wait_for_async(
+                lambda: state_is("Unhealthy"), 10, 0.05, "Unhealthy after missed pings"
+            )
             await sdk.health()
             await sdk.ready()
-            await asyncio.sleep(1)
+            await barrier(sdk, store, 2)  # the Ready was handled: Unhealthy sticks
             assert await state_is("Unhealthy")
         finally:
             watcher.cancel()

@@ -21,10 +21,13 @@ import grpc
 import pytest
 
 from agones.client.config import load_kube_config
+from agones.client.errors import NotFoundError
 from agones.sdk import AsyncSDK, SDKError
 from agones.sdkserver.kubestore import KubeGameServerStore
-from tests.sdkserver.fakeapi import fake_api
+from agones.sdkserver.store import ConflictError
+from tests.sdkserver.fakeapi import FakeAPI, fake_api
 from tests.sdkserver.harness import free_port
+from tests.waiting import wait_for_async
 
 GS: dict[str, Any] = {
     "apiVersion": "agones.dev/v1",
@@ -47,15 +50,6 @@ GS: dict[str, Any] = {
 }
 
 
-async def until(condition: Any, what: str, timeout: float = 10) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
     async with fake_api(copy.deepcopy(GS)) as api:
         store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
@@ -63,7 +57,7 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
             gs = await store.get()
             assert gs["metadata"]["name"] == "gs-1"
             watch = store.watch()
-            assert (await anext(watch))["metadata"]["resourceVersion"] == "5"
+            changed = asyncio.ensure_future(anext(watch))
             result = await store.patch(
                 [
                     {"op": "test", "path": "/metadata/resourceVersion", "value": "5"},
@@ -71,50 +65,61 @@ async def test_kube_store_get_patch_conflict_and_watch(tmp_path: Path) -> None:
                 ]
             )
             assert result["status"]["state"] == "RequestReady"
-            assert (await asyncio.wait_for(anext(watch), 5))["status"]["state"] == "RequestReady"
-            from agones.sdkserver.store import ConflictError
-
+            assert (await asyncio.wait_for(changed, 5))["status"]["state"] == "RequestReady"
             with pytest.raises(ConflictError):
                 await store.patch(
                     [{"op": "test", "path": "/metadata/resourceVersion", "value": "5"}]
                 )
-            # a dropped watch, then 410 Gone: the store lists again and keeps following
-            api.gone_next_watch = True
-            api.drop_watches()
-            await asyncio.sleep(0.1)
+            # a dropped watch, then 410 Gone: the informer lists again and keeps following
+            api.server.gone_next_watch = True
+            api.server.drop_watches()
+            await wait_for_async(
+                lambda: not api.server.gone_next_watch, 10, 0.02, "the watch that is answered 410"
+            )
             api.store.update(lambda gs: gs["status"].update(state="Ready"))
             states = []
             while "Ready" not in states:
                 states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
-            assert not api.gone_next_watch  # the 410 was answered, and it listed again
+            assert store.informer.reflector.lists == 2
             api.store.update(lambda gs: gs["status"].update(state="Allocated"))
             while states[-1] != "Allocated":
                 states.append((await asyncio.wait_for(anext(watch), 10))["status"]["state"])
-            assert api.watch_requests == 3
+            assert api.server.watch_requests == 3
             await watch.aclose()
         finally:
             await store.close()
 
 
-async def test_kube_store_watch_survives_a_list_timeout(tmp_path: Path) -> None:
+async def test_kube_store_get_survives_a_list_timeout(tmp_path: Path) -> None:
     async with fake_api(copy.deepcopy(GS)) as api:
         store = KubeGameServerStore(load_kube_config(api.kubeconfig(tmp_path)), "games", "gs-1")
-        real_list, calls = store._list, []
+        lister_watcher: Any = store.informer.lister_watcher
+        real_list, calls = lister_watcher.list, []
 
-        async def flaky_list() -> tuple[dict[str, Any], str]:
+        async def flaky_list(*args: Any) -> Any:
             calls.append(1)
             if len(calls) == 1:
                 raise TimeoutError  # what aiohttp raises when the session's total timeout passes
-            return await real_list()
+            return await real_list(*args)
 
-        store._list = flaky_list  # type: ignore[method-assign]
-        watch = store.watch()
+        lister_watcher.list = flaky_list
         try:
-            gs = await asyncio.wait_for(anext(watch), 10)
+            gs = await asyncio.wait_for(store.get(), 10)
             assert gs["metadata"]["name"] == "gs-1"
-            assert len(calls) == 2
+            assert len(calls) == 2  # the reflector backed off and listed again
         finally:
-            await watch.aclose()
+            await store.close()
+
+
+async def test_kube_store_get_of_a_missing_game_server_is_not_found(tmp_path: Path) -> None:
+    async with fake_api(copy.deepcopy(GS)) as api:
+        config = load_kube_config(api.kubeconfig(tmp_path))
+        store = KubeGameServerStore(config, "games", "gs-2")
+        try:
+            await store.connect()  # the list answers, empty
+            with pytest.raises(NotFoundError):
+                await asyncio.wait_for(store.get(), 10)
+        finally:
             await store.close()
 
 
@@ -127,10 +132,95 @@ async def test_kube_store_close_lets_the_last_event_go_out(tmp_path: Path) -> No
         assert [e["reason"] for e in api.events] == ["Shutdown"]
 
 
+async def barrier(sdk: AsyncSDK, api: FakeAPI, n: int) -> None:
+    """Until a barrier annotation, set now, is written: the sidecar's queue is fair and delays
+    every key alike, so whatever it had queued before (a label, a state) has been handled."""
+    await sdk.set_annotation("barrier", str(n))
+    annotations = lambda: api.store.current["metadata"].get("annotations") or {}  # noqa: E731
+    await wait_for_async(
+        lambda: annotations().get("agones.dev/sdk-barrier") == str(n), 10, 0.02, "the barrier"
+    )
+
+
+async def log_line(proc: asyncio.subprocess.Process, text: str, timeout: float = 10) -> None:
+    """Until the sidecar logs `text` (what it says when it decides to wait, not to act)."""
+
+    async def read() -> None:
+        assert proc.stdout is not None
+        while line := await proc.stdout.readline():
+            if text in line.decode(errors="replace"):
+                return
+        raise AssertionError(f"the sidecar exited before logging {text!r}")
+
+    await asyncio.wait_for(read(), timeout)
+
+
+async def ready_writes_request_ready_and_an_event(sdk: AsyncSDK, api: FakeAPI) -> None:
+    await sdk.ready()
+    await wait_for_async(lambda: state(api) == "RequestReady", 10, 0.02, "RequestReady")
+    assert api.store.patches[0][0]["op"] == "test"
+    await wait_for_async(lambda: api.events, 10, 0.02, "the state change event")
+    event = api.events[0]
+    assert (event["reason"], event["message"], event["type"]) == (
+        "RequestReady",
+        "SDK state change",
+        "Normal",
+    )
+    assert event["involvedObject"]["name"] == "gs-1"
+    assert event["source"] == {"component": "gameserver-sidecar"}
+
+
+async def a_hundred_labels_make_at_most_two_writes(sdk: AsyncSDK, api: FakeAPI) -> None:
+    before = len(api.store.patches)
+    for i in range(100):
+        await sdk.set_label("round", str(i))
+        await asyncio.sleep(0.001)
+    await barrier(sdk, api, 1)
+    labels = api.store.current["metadata"].get("labels", {})
+    assert labels.get("agones.dev/sdk-round") == "99"
+    writes = [p for p in api.store.patches[before:] if any("/labels" in op["path"] for op in p)]
+    assert len(writes) <= 2
+
+
+async def reserve_returns_to_ready_by_itself(sdk: AsyncSDK, api: FakeAPI) -> None:
+    await sdk.reserve(1)
+    await wait_for_async(lambda: state(api) == "Reserved", 10, 0.02, "Reserved")
+    assert api.store.current["status"]["reservedUntil"]
+    await wait_for_async(
+        lambda: state(api) == "RequestReady", 5, 0.02, "back to Ready after Reserve"
+    )
+
+
+async def counter_errors_and_health(sdk: AsyncSDK, api: FakeAPI, health_port: int) -> None:
+    with pytest.raises(SDKError) as err:
+        await sdk.beta.set_counter_count("rooms", 6)
+    assert err.value.code == grpc.StatusCode.UNKNOWN
+    with pytest.raises(SDKError) as err:
+        await sdk.beta.get_counter_count("nope")
+    assert err.value.code == grpc.StatusCode.UNKNOWN
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"http://127.0.0.1:{health_port}/healthz") as r:
+            assert (r.status, await r.text()) == (200, "ok")
+        async with http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r:
+            assert r.status == 200  # the first probe starts health checking
+        await wait_for_async(
+            lambda: state(api) == "Unhealthy", 10, 0.02, "Unhealthy after missed pings"
+        )
+        async with http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r:
+            assert r.status == 500
+    await sdk.health()
+    await sdk.ready()
+    await barrier(sdk, api, 2)  # the Ready was handled: Unhealthy sticks
+    assert state(api) == "Unhealthy"
+
+
+def state(api: FakeAPI) -> str:
+    return str(api.store.current["status"]["state"])
+
+
 @pytest.mark.slow
 async def test_sidecar_process_in_cluster_mode(tmp_path: Path) -> None:
     async with fake_api(copy.deepcopy(GS)) as api:
-        store = api.store
         grpc_port, http_port, health_port = free_port(), free_port(), free_port()
         env = dict(
             os.environ,
@@ -149,65 +239,19 @@ async def test_sidecar_process_in_cluster_mode(tmp_path: Path) -> None:
         sdk = AsyncSDK("127.0.0.1", grpc_port)
         try:
             await sdk.connect(20)
-            state = lambda: store.current["status"]["state"]  # noqa: E731
-
-            await sdk.ready()
-            await until(lambda: state() == "RequestReady", "RequestReady")
-            assert store.patches[0][0]["op"] == "test"
-            await until(lambda: api.events, "the state change event")
-            event = api.events[0]
-            assert (event["reason"], event["message"], event["type"]) == (
-                "RequestReady",
-                "SDK state change",
-                "Normal",
-            )
-            assert event["involvedObject"]["name"] == "gs-1"
-            assert event["source"] == {"component": "gameserver-sidecar"}
-
-            before = store.writes
-            for i in range(100):
-                await sdk.set_label("round", str(i))
-                await asyncio.sleep(0.001)
-            await until(
-                lambda: (
-                    store.current["metadata"].get("labels", {}).get("agones.dev/sdk-round") == "99"
-                ),
-                "the last label",
-            )
-            await asyncio.sleep(0.5)
-            assert store.writes - before <= 2
-
-            await sdk.reserve(1)
-            await until(lambda: state() == "Reserved", "Reserved")
-            assert store.current["status"]["reservedUntil"]
-            await until(lambda: state() == "RequestReady", "back to Ready after Reserve", 5)
-
-            with pytest.raises(SDKError) as err:
-                await sdk.beta.set_counter_count("rooms", 6)
-            assert err.value.code == grpc.StatusCode.UNKNOWN
-            with pytest.raises(SDKError) as err:
-                await sdk.beta.get_counter_count("nope")
-            assert err.value.code == grpc.StatusCode.UNKNOWN
-
-            async with aiohttp.ClientSession() as http:
-                async with http.get(f"http://127.0.0.1:{health_port}/healthz") as r:
-                    assert (r.status, await r.text()) == (200, "ok")
-                async with http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r:
-                    assert r.status == 200  # the first probe starts health checking
-                await until(lambda: state() == "Unhealthy", "Unhealthy after missed pings", 10)
-                async with http.get(f"http://127.0.0.1:{health_port}/gshealthz") as r:
-                    assert r.status == 500
-            await sdk.health()
-            await sdk.ready()
-            await asyncio.sleep(0.5)
-            assert state() == "Unhealthy"
+            await ready_writes_request_ready_and_an_event(sdk, api)
+            await a_hundred_labels_make_at_most_two_writes(sdk, api)
+            await reserve_returns_to_ready_by_itself(sdk, api)
+            await counter_errors_and_health(sdk, api, health_port)
 
             # graceful termination: SIGTERM keeps it serving until the GameServer goes away
             proc.send_signal(signal.SIGTERM)
-            await asyncio.sleep(0.5)
+            await log_line(proc, "waiting for game server shutdown")
             assert proc.returncode is None
             assert (await sdk.game_server()).status.state == "Unhealthy"
-            store.update(lambda gs: gs["metadata"].update(deletionTimestamp="2024-01-01T00:01:00Z"))
+            api.store.update(
+                lambda gs: gs["metadata"].update(deletionTimestamp="2024-01-01T00:01:00Z")
+            )
             assert await asyncio.wait_for(proc.wait(), 10) == 0
         finally:
             await sdk.close()

@@ -13,6 +13,7 @@ from agones.sdk.proto import sdk_pb2
 from agones.sdkserver.gateway import Gateway, build_routes, compile_template
 from agones.sdkserver.localsdk import LocalSDKServer
 from tests.sdkserver.harness import running_local
+from tests.waiting import wait_for_async
 
 ROUTES = {(r.http_method, r.template): r.method.full_name for r in build_routes()}
 
@@ -173,11 +174,7 @@ async def test_watch_over_websocket() -> None:
             second = json.loads((await asyncio.wait_for(ws.receive(), 5)).data)
             assert second["result"]["status"]["state"] == "Shutdown"
         # the server forgets the stream once the socket closes
-        for _ in range(50):
-            if not srv.backend._observers:
-                break
-            await asyncio.sleep(0.02)
-        assert not srv.backend._observers
+        await wait_for_async(lambda: not srv.backend._observers, 1, 0.02, "the stream forgotten")
 
 
 async def test_health_pings_over_websocket() -> None:

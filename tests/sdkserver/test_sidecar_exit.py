@@ -8,7 +8,7 @@ from typing import Any
 
 from agones.sdk.proto import sdk_pb2
 from agones.sdkserver.clock import FakeClock
-from agones.sdkserver.queue import CoalescingQueue
+from agones.sdkserver.queue import UpdateQueue
 from tests.sdkserver.test_cluster_sdkserver import START, Harness
 
 
@@ -46,7 +46,7 @@ async def test_flush_retries_a_failed_write_and_then_gives_up_by_its_timeout() -
         calls.append(key)
         raise RuntimeError("the API is gone")
 
-    queue = CoalescingQueue(handler, FakeClock(START), 0.5)
+    queue = UpdateQueue(handler, FakeClock(START), 0.5)
     queue.start()
     queue.enqueue("updateState")
     assert await asyncio.wait_for(queue.flush(0.2), 10) is False
@@ -60,7 +60,7 @@ async def test_flush_of_an_idle_queue_returns_at_once() -> None:
     async def handler(key: str) -> None:
         written.append(key)
 
-    queue: Any = CoalescingQueue(handler, FakeClock(START), 0.5)
+    queue: Any = UpdateQueue(handler, FakeClock(START), 0.5)
     queue.start()
     assert await asyncio.wait_for(queue.flush(5), 10) is True
     queue.enqueue("k")

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from collections.abc import Callable
+from typing import NamedTuple
 
 from .goduration import go_time_quote
 
@@ -92,108 +94,131 @@ def _atoi(s: str) -> int | None:
     return int(s)
 
 
-def parse_rfc3339(value: str) -> dt.datetime:
-    """Parse like Go's `time.Parse(time.RFC3339, value)`; returns an aware datetime."""
-    orig = value
-    # Layout chunks: (literal prefix, element). Elements are parsed below by name.
-    chunks = [
-        ("", "2006"),
-        ("-", "01"),
-        ("-", "02"),
-        ("T", "15"),
-        (":", "04"),
-        (":", "05"),
-        ("", "Z07:00"),
-    ]
-    year = month = day = hour = minute = second = micro = 0
-    offset: int | None = None
-    for prefix, elem in chunks:
+class _Element(NamedTuple):
+    """One layout element read off the front of the value: its number, what follows, and the
+    name of the field that is out of range ("" if none). `micro` is the second's fraction."""
+
+    number: int
+    rest: str
+    range_err: str = ""
+    micro: int = 0
+
+
+def _year(value: str) -> _Element | None:
+    if len(value) < 4 or not _is_digit(value, 0):
+        return None
+    year = _atoi(value[:4])
+    return None if year is None else _Element(year, value[4:])
+
+
+def _two_digits(field: str, limit: int, fixed: bool = True) -> Callable[[str], _Element | None]:
+    """A two-digit element (one digit allowed unless `fixed`); `limit` is the first bad value."""
+
+    def parse(value: str) -> _Element | None:
+        got = _getnum(value, fixed)
+        if got is None:
+            return None
+        number, rest = got
+        bad = number >= limit or (field == "month" and number < 1)
+        return _Element(number, rest, field if bad else "")
+
+    return parse
+
+
+def _fraction(value: str) -> tuple[int, str]:
+    """Microseconds of a `.123456789` (or `,`) fraction at the front of `value`, and the rest."""
+    if not (len(value) >= 2 and value[0] in ".," and _is_digit(value, 1)):
+        return 0, value
+    n = 2
+    while n < len(value) and _is_digit(value, n):
+        n += 1
+    digits = value[1 : min(n, 10)]
+    nanos = int(digits) * 10 ** (9 - len(digits))
+    return nanos // 1000, value[n:]
+
+
+def _second(value: str) -> _Element | None:
+    element = _two_digits("second", 60)(value)
+    if element is None or element.range_err:
+        return element
+    micro, rest = _fraction(element.rest)
+    return _Element(element.number, rest, "", micro)
+
+
+def _zone(value: str) -> _Element | None:
+    """`Z` or `±hh:mm`, as seconds east of UTC."""
+    if value[:1] == "Z":
+        return _Element(0, value[1:])
+    if len(value) < 6 or value[3] != ":":
+        return None
+    sign, rest = value[0], value[6:]
+    hours = _getnum(value[1:3], True)
+    minutes = _getnum(value[4:6], True) if hours is not None else None
+    if hours is None or minutes is None:
+        return None
+    range_err = ""
+    if hours[0] > 24:
+        range_err = "time zone offset hour"
+    if minutes[0] > 60:
+        range_err = "time zone offset minute"
+    offset = (hours[0] * 60 + minutes[0]) * 60
+    if sign not in "+-" or not sign:
+        return _Element(0, rest, range_err) if range_err else None
+    return _Element(-offset if sign == "-" else offset, rest, range_err)
+
+
+# RFC 3339 as Go's layout: (literal before the element, element, its parser), in order.
+_LAYOUT: tuple[tuple[str, str, Callable[[str], _Element | None]], ...] = (
+    ("", "2006", _year),
+    ("-", "01", _two_digits("month", 13)),
+    ("-", "02", _two_digits("day", 100)),
+    ("T", "15", _two_digits("hour", 24, fixed=False)),
+    (":", "04", _two_digits("minute", 60)),
+    (":", "05", _second),
+    ("", "Z07:00", _zone),
+)
+
+
+def _read_elements(orig: str) -> tuple[list[_Element], str]:
+    """Every layout element of `orig`, in order, and the text left after the last; Go's errors."""
+    value, elements = orig, []
+    for prefix, layout, parse in _LAYOUT:
         for ch in prefix:
             if not value or value[0] != ch:
                 raise _cannot_parse(orig, value, prefix)
             value = value[1:]
-        hold = value
-        range_err = ""
-        ok = True
-        if elem == "2006":
-            if len(value) < 4 or not _is_digit(value, 0):
-                ok = False
-            else:
-                parsed = _atoi(value[:4])
-                if parsed is None:
-                    ok = False
-                else:
-                    year, value = parsed, value[4:]
-        elif elem in ("01", "02", "04", "05"):
-            got = _getnum(value, True)
-            if got is None:
-                ok = False
-            elif elem == "01":
-                month, value = got
-                if not 1 <= month <= 12:
-                    range_err = "month"
-            elif elem == "02":
-                day, value = got
-            elif elem == "04":
-                minute, value = got
-                if minute >= 60:
-                    range_err = "minute"
-            else:
-                second, value = got
-                if second >= 60:
-                    range_err = "second"
-                elif len(value) >= 2 and value[0] in ".," and _is_digit(value, 1):
-                    n = 2
-                    while n < len(value) and _is_digit(value, n):
-                        n += 1
-                    digits = value[1 : min(n, 10)]
-                    nanos = int(digits) * 10 ** (9 - len(digits))
-                    micro = nanos // 1000
-                    value = value[n:]
-        elif elem == "15":
-            got = _getnum(value, False)
-            if got is None:
-                ok = False
-            else:
-                hour, value = got
-                if hour >= 24:
-                    range_err = "hour"
-        else:  # Z07:00
-            if value[:1] == "Z":
-                value = value[1:]
-                offset = 0
-            elif len(value) < 6 or value[3] != ":":
-                ok = False
-            else:
-                sign, hh, mm, value = value[0], value[1:3], value[4:6], value[6:]
-                hr = _getnum(hh, True)
-                mi = _getnum(mm, True) if hr is not None else None
-                if hr is None or mi is None:
-                    ok = False
-                else:
-                    if hr[0] > 24:
-                        range_err = "time zone offset hour"
-                    if mi[0] > 60:
-                        range_err = "time zone offset minute"
-                    offset = (hr[0] * 60 + mi[0]) * 60
-                    if sign == "-":
-                        offset = -offset
-                    elif sign != "+":
-                        ok = False
-        if range_err:
-            raise _message(orig, f": {range_err} out of range")
-        if not ok:
-            raise _cannot_parse(orig, hold, elem)
-    if value:
-        raise _message(orig, ": extra text: " + _quote(value))
-    if day < 1 or day > _days_in(month, year):
-        raise _message(orig, ": day out of range")
+        element = parse(value)
+        if element is not None and element.range_err:
+            raise _message(orig, f": {element.range_err} out of range")
+        if element is None:
+            raise _cannot_parse(orig, value, layout)
+        elements.append(element)
+        value = element.rest
+    return elements, value
+
+
+def parse_rfc3339(value: str) -> dt.datetime:
+    """Parse like Go's `time.Parse(time.RFC3339, value)`; returns an aware datetime."""
+    elements, extra = _read_elements(value)
+    if extra:
+        raise _message(value, ": extra text: " + _quote(extra))
+    year, month, day, hour, minute, second, zone = elements
+    if day.number < 1 or day.number > _days_in(month.number, year.number):
+        raise _message(value, ": day out of range")
     try:
-        base = dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=dt.UTC)
-        result = base - dt.timedelta(seconds=offset or 0)
+        base = dt.datetime(
+            year.number,
+            month.number,
+            day.number,
+            hour.number,
+            minute.number,
+            second.number,
+            second.micro,
+            tzinfo=dt.UTC,
+        )
+        return base - dt.timedelta(seconds=zone.number)
     except (ValueError, OverflowError):
-        raise _message(orig, ": year out of range") from None
-    return result
+        raise _message(value, ": year out of range") from None
 
 
 def format_rfc3339(t: dt.datetime) -> str:

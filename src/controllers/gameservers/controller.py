@@ -39,7 +39,8 @@ from ...apis.agones.v1.gameserver import (
     Protocol,
     port_status,
 )
-from ...apis.meta.objectmeta import format_time
+from ...apis.core.v1 import Node, Pod
+from ...apis.meta.objectmeta import controller_of, format_time
 from ...client.errors import (
     AlreadyExistsError,
     ApiError,
@@ -60,7 +61,6 @@ from .gameservers import (
     GAME_SERVERS,
     PODS,
     apply_game_server_address_and_port,
-    controller_of,
     deep_copy,
     is_being_deleted,
     is_controlled_by,
@@ -172,13 +172,13 @@ class Controller:
         if isinstance(gs, GameServer):
             self.game_server_cache.forget(f"{gs.meta.get_namespace()}/{gs.meta.get_name()}")
 
-    def _owner_key(self, pod: Any) -> ExplicitKey | None:
-        owner = controller_of(pod)
+    def _owner_key(self, pod: Pod) -> ExplicitKey | None:
+        owner = controller_of(pod.metadata)
         if owner is None:
             return None
-        return ExplicitKey(f"{pod['metadata'].get('namespace', '')}/{owner.get('name', '')}")
+        return ExplicitKey(f"{pod.metadata.get_namespace()}/{owner.name or ''}")
 
-    def _on_pod_update(self, old: Any, new: Any) -> None:
+    def _on_pod_update(self, old: Pod, new: Pod) -> None:
         if not is_game_server_pod(old):
             return
         scheduled = pod_node_name(old) != pod_node_name(new)
@@ -190,7 +190,7 @@ class Controller:
     def _on_pod_delete(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj
-        if isinstance(obj, dict) and is_game_server_pod(obj):
+        if isinstance(obj, Pod) and is_game_server_pod(obj):
             key = self._owner_key(obj)
             if key is not None:
                 self.workerqueue.enqueue(key)
@@ -271,10 +271,10 @@ class Controller:
         kind = EventType.WARNING if warning else EventType.NORMAL
         self.recorder.event(gs, kind, str(reason or ""), message)
 
-    def game_server_pod(self, gs: GameServer) -> dict[str, Any] | None:
+    def game_server_pod(self, gs: GameServer) -> Pod | None:
         """The GameServer's pod from the cache, if it exists and is controlled by it."""
         try:
-            pod = self.pod_lister.by_namespace(gs.meta.get_namespace()).get(gs.meta.get_name())
+            pod: Pod = self.pod_lister.by_namespace(gs.meta.get_namespace()).get(gs.meta.get_name())
         except NotFoundError:
             return None
         return pod if is_controlled_by(pod, gs) else None
@@ -360,7 +360,7 @@ class Controller:
         self._event(gs, gs.state(), f"Pod {name} created")
         return gs
 
-    async def _node_for(self, gs: GameServer) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def _node_for(self, gs: GameServer) -> tuple[Pod, Node]:
         """The pod and its node, or `Requeue` while either is not there yet."""
         pod = self.game_server_pod(gs)
         if pod is None:
@@ -369,7 +369,7 @@ class Controller:
         if not node_name:
             raise Requeue(f"node not yet populated for Pod {gs.meta.get_name()}")
         try:
-            node = self.node_lister.get(node_name)
+            node: Node = self.node_lister.get(node_name)
         except NotFoundError:
             raise Requeue(
                 f"node {node_name} for Pod {gs.meta.get_name()} not in the cache"
@@ -417,23 +417,19 @@ class Controller:
         self._event(stored, stored.state(), "SDK.Ready() complete")
         return stored
 
-    async def _record_ready_container(self, gs: GameServer, pod: dict[str, Any]) -> None:
+    async def _record_ready_container(self, gs: GameServer, pod: Pod) -> None:
         """Without native sidecars: note which game container instance became Ready, on both."""
         annotations = gs.meta.get_annotations()
         if GAME_SERVER_READY_CONTAINER_ID_ANNOTATION not in annotations:
             container = gs.gs_spec.container
-            for cs in pod.get("status", {}).get("containerStatuses") or []:
-                if cs.get("name") == container:
-                    if not (cs.get("state") or {}).get("running"):
-                        raise Requeue("game server container is not currently running")
-                    gs.meta.set_annotation(
-                        GAME_SERVER_READY_CONTAINER_ID_ANNOTATION, cs.get("containerID", "")
-                    )
-                    break
-            else:
+            cs = pod.container_status(container) if isinstance(container, str) else None
+            if cs is None:
                 raise Requeue("game server container not present in pod status")
+            if not cs.running():
+                raise Requeue("game server container is not currently running")
+            gs.meta.set_annotation(GAME_SERVER_READY_CONTAINER_ID_ANNOTATION, cs.container_id or "")
         ready_id = gs.meta.get_annotations()[GAME_SERVER_READY_CONTAINER_ID_ANNOTATION]
-        pod_annotations = pod.get("metadata", {}).get("annotations") or {}
+        pod_annotations = pod.metadata.get_annotations()
         if GAME_SERVER_READY_CONTAINER_ID_ANNOTATION not in pod_annotations:
             # A merge patch: the cached pod is trimmed (see `informers`), never written back whole.
             await self.client.patch(

@@ -1,6 +1,7 @@
 """Pure helpers shared by the GameServer controllers (Agones `pkg/gameservers/gameservers.go`).
 
-Pods and Nodes are raw JSON dicts (as the informers cache them); GameServers are typed. Nothing here
+Pods and Nodes are the typed read models of `apis.core.v1` (what the informers cache), GameServers
+the typed `GameServer`. Nothing here
 does I/O or mutates its inputs, except `apply_game_server_address_and_port`, which fills the status
 of the GameServer copy it is given.
 """
@@ -8,8 +9,6 @@ of the GameServer copy it is given.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
-from typing import Any
 
 import msgspec
 from msgspec import UNSET
@@ -23,6 +22,8 @@ from ...apis.agones.v1.gameserver import (
     NodeAddress,
     port_status,
 )
+from ...apis.core.v1 import Node, Pod
+from ...apis.meta.objectmeta import controller_of
 from ...client.rest import Resource
 from ...featuregates import FeatureGates
 
@@ -43,48 +44,30 @@ def deep_copy(gs: GameServer) -> GameServer:
     return _GS_DECODER.decode(_ENCODER.encode(gs))
 
 
-def _get(obj: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
-def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The owner reference with `controller: true`, if any (`metav1.GetControllerOf`)."""
-    for ref in _get(obj, "metadata", "ownerReferences") or []:
-        if isinstance(ref, Mapping) and ref.get("controller"):
-            return ref
-    return None
-
-
-def is_game_server_pod(pod: Any) -> bool:
+def is_game_server_pod(pod: Pod) -> bool:
     """A pod labelled `agones.dev/role=gameserver` whose controller is a GameServer."""
-    labels = _get(pod, "metadata", "labels") or {}
-    if labels.get(ROLE_LABEL) != GAME_SERVER_LABEL_ROLE:
+    if pod.metadata.get_labels().get(ROLE_LABEL) != GAME_SERVER_LABEL_ROLE:
         return False
-    owner = controller_of(pod)
-    return owner is not None and owner.get("kind") == "GameServer"
+    owner = controller_of(pod.metadata)
+    return owner is not None and owner.kind == "GameServer"
 
 
-def is_controlled_by(pod: Any, gs: GameServer) -> bool:
-    owner = controller_of(pod) if isinstance(pod, Mapping) else None
+def is_controlled_by(pod: Pod, gs: GameServer) -> bool:
+    owner = controller_of(pod.metadata)
     uid = gs.metadata.uid if gs.metadata is not UNSET else UNSET
-    return owner is not None and owner.get("uid") == uid
+    return owner is not None and owner.uid == uid
 
 
-def pod_node_name(pod: Any) -> str:
-    return _get(pod, "spec", "nodeName") or ""
+def pod_node_name(pod: Pod) -> str:
+    return pod.node_name()
 
 
-def pod_ips(pod: Any) -> list[str]:
-    ips = _get(pod, "status", "podIPs") or []
-    return [ip["ip"] for ip in ips if isinstance(ip, Mapping) and ip.get("ip")]
+def pod_ips(pod: Pod) -> list[str]:
+    return pod.pod_ips()
 
 
-def is_being_deleted(obj: Any) -> bool:
-    return bool(_get(obj, "metadata", "deletionTimestamp"))
+def is_being_deleted(obj: Pod | Node) -> bool:
+    return obj.metadata.is_being_deleted()
 
 
 def _is_ip(text: str) -> bool:
@@ -95,15 +78,11 @@ def _is_ip(text: str) -> bool:
     return True
 
 
-def node_addresses(node: Any) -> list[tuple[str, str]]:
-    return [
-        (str(a.get("type", "")), str(a.get("address", "")))
-        for a in _get(node, "status", "addresses") or []
-        if isinstance(a, Mapping)
-    ]
+def node_addresses(node: Node) -> list[tuple[str, str]]:
+    return node.addresses()
 
 
-def address(node: Any) -> str:
+def address(node: Node) -> str:
     """The GameServer's address on this node: ExternalDNS, else ExternalIP, else InternalDNS, else
     InternalIP (IP types only when they parse as IPs); `AddressError` when there is none."""
     addresses = node_addresses(node)
@@ -116,12 +95,12 @@ def address(node: Any) -> str:
         for kind, addr in addresses:
             if kind == wanted and (not must_be_ip or _is_ip(addr)):
                 return addr
-    name = _get(node, "metadata", "name") or ""
+    name = node.metadata.get_name()
     raise AddressError(f"Could not find an address for Node: {name}")
 
 
 def apply_game_server_address_and_port(
-    gs: GameServer, node: Any, pod: Any, gates: FeatureGates
+    gs: GameServer, node: Node, pod: Pod, gates: FeatureGates
 ) -> GameServer:
     """Fill address, addresses (node's, then one PodIP per pod IP), node name and ports."""
     try:

@@ -20,6 +20,7 @@ from ...apis.agones.v1.gameserver import (
     GameServer,
     GameServerState,
 )
+from ...apis.core.v1 import Pod
 from ...featuregates import Feature, FeatureGates
 from ...informers import split_meta_namespace_key
 from ...informers.shared_informer import ResourceEventHandlerFuncs
@@ -28,51 +29,36 @@ from .gameservers import is_being_deleted, is_controlled_by, is_game_server_pod
 from .subcontroller import GameServerSubController
 
 
-def _container_status(pod: Any, name: str) -> dict[str, Any] | None:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        if cs.get("name") == name:
-            return dict(cs)
-    return None
+def evicted_pod(pod: Pod) -> bool:
+    return pod.reason() == "Evicted"
 
 
-def evicted_pod(pod: Any) -> bool:
-    return (pod.get("status") or {}).get("reason") == "Evicted"
-
-
-def unschedulable_with_no_free_ports(pod: Any, gates: FeatureGates) -> bool:
+def unschedulable_with_no_free_ports(pod: Pod, gates: FeatureGates) -> bool:
     if gates.enabled(Feature.SIDECAR_CONTAINERS):
         return False
-    for cond in (pod.get("status") or {}).get("conditions") or []:
-        if (
-            cond.get("type") == "PodScheduled"
-            and cond.get("reason") == "Unschedulable"
-            and "free ports" in (cond.get("message") or "")
-        ):
-            return True
-    return False
-
-
-def failed_container(pod: Any, gates: FeatureGates) -> bool:
-    if gates.enabled(Feature.SIDECAR_CONTAINERS):
-        return False
-    container = (pod.get("metadata", {}).get("annotations") or {}).get(
-        GAME_SERVER_CONTAINER_ANNOTATION, ""
-    )
-    cs = _container_status(pod, container)
-    if cs is None:
-        return False
-    return bool((cs.get("state") or {}).get("terminated")) or bool(
-        (cs.get("lastState") or {}).get("terminated")
+    return any(
+        cond.type == "PodScheduled"
+        and cond.reason == "Unschedulable"
+        and "free ports" in (cond.message or "")
+        for cond in pod.conditions()
     )
 
 
-def failed_pod(pod: Any, gates: FeatureGates) -> bool:
+def failed_container(pod: Pod, gates: FeatureGates) -> bool:
+    if gates.enabled(Feature.SIDECAR_CONTAINERS):
+        return False
+    container = pod.metadata.get_annotations().get(GAME_SERVER_CONTAINER_ANNOTATION, "")
+    cs = pod.container_status(container)
+    return cs is not None and (cs.terminated() or cs.last_terminated())
+
+
+def failed_pod(pod: Pod, gates: FeatureGates) -> bool:
     if not gates.enabled(Feature.SIDECAR_CONTAINERS):
         return False
-    return (pod.get("status") or {}).get("phase") == "Failed"
+    return pod.phase() == "Failed"
 
 
-def is_unhealthy(pod: Any, gates: FeatureGates) -> bool:
+def is_unhealthy(pod: Pod, gates: FeatureGates) -> bool:
     return (
         evicted_pod(pod)
         or unschedulable_with_no_free_ports(pod, gates)
@@ -91,25 +77,23 @@ class OutOfSync(Exception):
     """The pod and GameServer caches disagree on the ready container; retry."""
 
 
-def skip_unhealthy_game_container(gs: GameServer, pod: Any, gates: FeatureGates) -> bool:
+def skip_unhealthy_game_container(gs: GameServer, pod: Pod, gates: FeatureGates) -> bool:
     """True when a game-container crash must not make the GameServer Unhealthy (pre-Ready restarts,
     or the Ready container itself still running after an earlier restart)."""
     if not is_controlled_by(pod, gs) or gates.enabled(Feature.SIDECAR_CONTAINERS):
         return False
     ready_id = gs.meta.get_annotations().get(GAME_SERVER_READY_CONTAINER_ID_ANNOTATION, "")
-    pod_ready_id = (pod.get("metadata", {}).get("annotations") or {}).get(
-        GAME_SERVER_READY_CONTAINER_ID_ANNOTATION, ""
-    )
+    pod_ready_id = pod.metadata.get_annotations().get(GAME_SERVER_READY_CONTAINER_ID_ANNOTATION, "")
     if pod_ready_id != ready_id:
         raise OutOfSync(f"pod and gameserver {gs.meta.get_name()} data are out of sync, retrying")
     if gs.is_before_ready():
         return failed_container(pod, gates)
-    cs = _container_status(pod, _game_container(gs))
+    cs = pod.container_status(_game_container(gs))
     if cs is not None:
-        if (cs.get("state") or {}).get("terminated"):
+        if cs.terminated():
             return False
-        if (cs.get("lastState") or {}).get("terminated"):
-            return bool(cs.get("containerID") == ready_id)
+        if cs.last_terminated():
+            return cs.container_id == ready_id
     return False
 
 
@@ -122,12 +106,12 @@ class HealthController(GameServerSubController):
             ResourceEventHandlerFuncs(update_func=self._on_update, delete_func=self._on_delete)
         )
 
-    def _on_update(self, _old: Any, pod: Any) -> None:
+    def _on_update(self, _old: Pod, pod: Pod) -> None:
         if not is_being_deleted(pod) and is_game_server_pod(pod) and is_unhealthy(pod, self.gates):
             self.workerqueue.enqueue(pod)
 
     def _on_delete(self, obj: Any) -> None:
-        if isinstance(obj, dict) and is_game_server_pod(obj):
+        if isinstance(obj, Pod) and is_game_server_pod(obj):
             self.workerqueue.enqueue(obj)
 
     async def sync_game_server(self, key: str) -> None:

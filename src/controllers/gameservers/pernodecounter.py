@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...apis.agones.v1.gameserver import GameServer, GameServerState
+from ...apis.core.v1 import Node
 from ...informers import SharedInformerFactory
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...informers.store import DeletedFinalStateUnknown
@@ -57,8 +58,8 @@ class PerNodeCounter:
 
     def _on_node_delete(self, obj: Any) -> None:
         node = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        if isinstance(node, dict):
-            self._counts.pop(node.get("metadata", {}).get("name", ""), None)
+        if isinstance(node, Node):
+            self._counts.pop(node.metadata.get_name(), None)
 
     def _inc(self, gs: GameServer, ready: int, allocated: int) -> None:
         if not ready and not allocated:

@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 
 from ...apis.agones.v1.gameserver import GameServer, GameServerState
+from ...apis.core.v1 import Pod
 from ...client.errors import NotFoundError
 from ...featuregates import FeatureGates
 from ...informers import SharedInformerFactory
@@ -70,10 +71,11 @@ class GameServerSubController(abc.ABC):
         gs: GameServer | None = self.game_server_cache.get_by_key(f"{namespace}/{name}")
         return gs
 
-    def get_pod(self, namespace: str, name: str) -> Any | None:
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
         """The cached pod of that name, or None when it is gone."""
         try:
-            return self.pod_lister.by_namespace(namespace).get(name)
+            pod: Pod = self.pod_lister.by_namespace(namespace).get(name)
+            return pod
         except NotFoundError:
             return None
 

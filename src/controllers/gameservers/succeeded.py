@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...apis.agones.v1.gameserver import GameServerState
+from ...apis.core.v1 import Pod
 from ...informers import split_meta_namespace_key
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...record import EventType
@@ -17,8 +18,8 @@ from .gameservers import is_game_server_pod
 from .subcontroller import GameServerSubController
 
 
-def succeeded(pod: Any) -> bool:
-    return is_game_server_pod(pod) and (pod.get("status") or {}).get("phase") == "Succeeded"
+def succeeded(pod: Pod) -> bool:
+    return is_game_server_pod(pod) and pod.phase() == "Succeeded"
 
 
 class SucceededController(GameServerSubController):

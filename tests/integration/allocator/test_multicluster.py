@@ -23,12 +23,12 @@ from agones.client.rest import Resource
 from agones.featuregates import FeatureGates
 from agones.pki import CertificateAuthority, Usage
 from tests.allocator.harness import HOSTS, POLICIES, Certs, apply_policy_crd, grpc_allocate
-from tests.cluster import wait_for_async
 from tests.integration.gameserverallocations.harness import (
     GAME_SERVERS,
     AllocationHarness,
     harness,
 )
+from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

@@ -15,8 +15,8 @@ import pytest
 
 from agones.allocator.proto import allocation_pb2 as pb
 from tests.allocator.harness import apply_policy_crd, free_port, grpc_channel, make_certs
-from tests.cluster import wait_for_async
 from tests.integration.gameserverallocations.harness import GAME_SERVERS, harness
+from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

@@ -24,8 +24,8 @@ from agones.client.config import load_kube_config
 from agones.client.rest import Resource, RESTClient
 from agones.client.versioned.resources import GAME_SERVER_SETS, GAME_SERVERS
 from agones.localcluster import LocalAPIServer
-from tests.cluster import wait_for_async
 from tests.sdkserver.harness import free_port
+from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(180)]
 

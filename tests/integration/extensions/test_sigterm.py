@@ -19,9 +19,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.cluster import wait_for_async
 from tests.integration.gameserverallocations.harness import GAME_SERVERS, harness
 from tests.sdkserver.harness import free_port
+from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(180)]
 

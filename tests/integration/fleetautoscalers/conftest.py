@@ -29,6 +29,7 @@ from agones.featuregates import FeatureGates
 from agones.informers import SharedInformerFactory
 from agones.record import EventBroadcaster
 from tests.cluster import Cluster
+from tests.waiting import wait_for_async
 
 ROOT = Path(__file__).resolve().parents[3]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
@@ -75,16 +76,9 @@ class Env:
         timeout: float = 30.0,
     ) -> Any:
         """Poll `check` (real time, bounded), moving the fake clock by `step` between polls."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            value = await check()
-            if value:
-                return value
-            if loop.time() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            await self.clock.advance(step)
-            await asyncio.sleep(0.02)
+        return await wait_for_async(
+            check, timeout, 0.02, what, between=lambda: self.clock.advance(step)
+        )
 
     async def create_fleet(
         self,

@@ -28,9 +28,9 @@ from agones.record import EventBroadcaster
 from tests.cluster import Cluster
 from tests.integration.gameserversets.test_controller_cluster import (
     EVENTS,
-    eventually,
     install_crd,
 )
+from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(90)]
 
@@ -152,7 +152,7 @@ async def one_set(env: Env, check: Callable[[dict[str, Any]], bool]) -> dict[str
         sets = await env.sets()
         return sets[0] if len(sets) == 1 and check(sets[0]) else None
 
-    result: dict[str, Any] = await eventually(found, what="one GameServerSet")
+    result: dict[str, Any] = await wait_for_async(found, timeout=30, what="one GameServerSet")
     return result
 
 
@@ -171,7 +171,7 @@ async def test_fleet_gets_its_set_and_sums_its_status(env: Env) -> None:
         status = (await env.fleet("f")).get("status") or {}
         return (status.get("replicas"), status.get("readyReplicas")) == (4, 3)
 
-    await eventually(summed, what="fleet status")
+    await wait_for_async(summed, timeout=30, what="fleet status")
     status = (await env.fleet("f"))["status"]
     assert status["allocatedReplicas"] == 1 and status["reservedReplicas"] == 0
     assert "CreatingGameServerSet" in await env.reasons("f")
@@ -182,7 +182,9 @@ async def test_template_change_rolls_within_max_surge_and_deletes_the_old_set(en
     await env.rest.create(FLEETS, a_fleet("roll", replicas), env.namespace)
     old = await one_set(env, lambda s: s["spec"]["replicas"] == replicas)
     await env.settle(old)
-    await eventually(lambda: _ready(env, "roll", replicas), what="fleet ready before the update")
+    await wait_for_async(
+        lambda: _ready(env, "roll", replicas), timeout=30, what="fleet ready before the update"
+    )
     current = await env.fleet("roll")
     current["spec"]["template"]["metadata"]["labels"]["version"] = "2"
     await env.rest.update(FLEETS, current, env.namespace)
@@ -200,7 +202,7 @@ async def test_template_change_rolls_within_max_surge_and_deletes_the_old_set(en
             and sets[0]["spec"]["replicas"] == replicas
         )
 
-    await eventually(step, timeout=60, what="rolled out")
+    await wait_for_async(step, timeout=60, what="rolled out")
     reasons = await env.reasons("roll")
     assert {"CreatingGameServerSet", "ScalingGameServerSet", "DeletingGameServerSet"} <= set(
         reasons
@@ -216,7 +218,7 @@ async def test_scheduling_and_priorities_reach_the_active_set_in_one_write(env: 
     await env.rest.create(FLEETS, a_fleet("prio", 2), env.namespace)
     gss = await one_set(env, lambda s: s["spec"]["replicas"] == 2)
     await env.settle(gss)
-    await eventually(lambda: _ready(env, "prio", 2), what="fleet ready")
+    await wait_for_async(lambda: _ready(env, "prio", 2), timeout=30, what="fleet ready")
     env.writes.clear()
     current = await env.fleet("prio")
     current["spec"]["scheduling"] = "Distributed"
@@ -234,8 +236,10 @@ async def test_scheduling_and_priorities_reach_the_active_set_in_one_write(env: 
     set_writes = [w for w in env.writes if w[1].startswith(f"{env.namespace}/gameserversets")]
     assert set_writes == [("PUT", f"{env.namespace}/gameserversets/{gss['metadata']['name']}")]
     reasons = await env.reasons("prio")
-    await eventually(
-        lambda: _has(env, "prio", "UpdatingGameServerSet"), what="UpdatingGameServerSet event"
+    await wait_for_async(
+        lambda: _has(env, "prio", "UpdatingGameServerSet"),
+        timeout=30,
+        what="UpdatingGameServerSet event",
     )
     assert "ScalingGameServerSet" in reasons or await _has(env, "prio", "ScalingGameServerSet")
 

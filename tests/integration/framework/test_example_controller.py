@@ -17,6 +17,7 @@ from agones.client.errors import NotFoundError
 from agones.client.rest import RESTClient
 from agones.controller import Context, ControllerRunner, ControllerSettings
 from agones.informers.meta import get_annotations
+from tests.waiting import wait_for_async
 
 from .conftest import CONFIGMAPS
 
@@ -43,11 +44,12 @@ async def counts(client: RESTClient, namespace: str, label: str) -> dict[str, st
 
 
 async def eventually(client: RESTClient, namespace: str, label: str, want: dict[str, str]) -> None:
-    for _ in range(200):
-        if await counts(client, namespace, label) == want:
-            return
-        await asyncio.sleep(0.05)
-    assert await counts(client, namespace, label) == want
+    async def matches() -> bool:
+        return await counts(client, namespace, label) == want
+
+    with contextlib.suppress(AssertionError):
+        await wait_for_async(matches, 10, what=f"counts {want}")
+    assert await counts(client, namespace, label) == want  # shows the difference
 
 
 async def test_example_controller_counts_and_annotates(

@@ -19,6 +19,7 @@ from agones.leaderelection import (
 )
 from agones.leaderelection.leaderelection import JITTER_FACTOR
 from agones.leaderelection.resourcelock import LEASES
+from tests.waiting import wait_for_async
 
 pytestmark = pytest.mark.cluster
 
@@ -67,13 +68,25 @@ def leaders_at_once(timeline: list[tuple[float, str, str]]) -> int:
 
 
 async def wait_for_start(timeline: list[tuple[float, str, str]], who: str, timeout: float) -> float:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for t, w, what in timeline:
-            if w == who and what == "start":
-                return t
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{who} never led")
+    def started() -> float | None:
+        return next((t for t, w, what in timeline if w == who and what == "start"), None)
+
+    started_at: float = await wait_for_async(started, timeout, 0.02, f"{who} to lead")
+    return started_at
+
+
+async def follows_for_a_lease(follower: Elector, leader: str) -> None:
+    """Until `follower` has seen `leader` renew over a whole lease duration (and so had every
+    chance to take a lease it wrongly thought expired)."""
+    renewals: set[float] = set()
+
+    def followed() -> bool:
+        record = follower.elector.observed_record
+        if record.holder_identity == leader and record.renew_time is not None:
+            renewals.add(record.renew_time)
+        return len(renewals) > 1 and max(renewals) - min(renewals) >= LEASE
+
+    await wait_for_async(followed, 4 * LEASE, 0.02, f"a follower seeing {leader} renew")
 
 
 @pytest.mark.parametrize(
@@ -85,7 +98,7 @@ async def test_two_electors_one_lease(client: RESTClient, release: bool) -> None
     a = Elector(client, lease, "a", timeline, release)
     await wait_for_start(timeline, "a", 5)
     b = Elector(client, lease, "b", timeline, release)
-    await asyncio.sleep(LEASE)  # b keeps observing a's renewals
+    await follows_for_a_lease(b, "a")
     assert [w for _, w, what in timeline if what == "start"] == ["a"]
     stopped = time.monotonic()
     await a.stop()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from agones.featuregates import FeatureGates
 from agones.informers import SharedInformerFactory
 from agones.record import EventBroadcaster
 from tests.cluster import Cluster
+from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(90)]
 
@@ -46,7 +47,9 @@ async def install_crd(rest: RESTClient, cluster: Cluster, file: str) -> None:
         if not cluster.local:
             pytest.skip(f"{crd['metadata']['name']} is not installed on this cluster")
     await rest.request("POST", CRDS.path(), body=crd)
-    await eventually(lambda: _established(rest, crd["metadata"]["name"]), what="CRD established")
+    await wait_for_async(
+        lambda: _established(rest, crd["metadata"]["name"]), 30, what="CRD established"
+    )
 
 
 async def _established(rest: RESTClient, name: str) -> bool:
@@ -54,22 +57,6 @@ async def _established(rest: RESTClient, name: str) -> bool:
     return any(
         c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or []
     )
-
-
-async def eventually(check: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
-    """Await `check()` until it returns a truthy value (polling; the condition is observable)."""
-
-    async def poll() -> Any:
-        while True:
-            value = await check()
-            if value:
-                return value
-            await asyncio.sleep(0.05)
-
-    try:
-        return await asyncio.wait_for(poll(), timeout)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what}") from None
 
 
 @dataclass
@@ -161,7 +148,7 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         gss = await env.game_servers()
         return gss if len(gss) == 3 else None
 
-    servers = await eventually(three, what="3 GameServers")
+    servers = await wait_for_async(three, 30, what="3 GameServers")
     for gs in servers:
         meta = gs["metadata"]
         assert meta["generateName"] == "set-"
@@ -180,7 +167,7 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         status = (await env.game_server_set("set")).get("status") or {}
         return status.get("replicas") == n
 
-    await eventually(lambda: status_replicas(3), what="status.replicas 3")
+    await wait_for_async(lambda: status_replicas(3), 30, what="status.replicas 3")
     # A batch of 2 then one of 1 (the batch cap), each observed once, as Agones labels it.
     for batch in ("2", "1"):
         labels = {"name": batch, "type": "none", "fleet_name": "none", "namespace": ""}
@@ -195,7 +182,7 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         names = {gs["metadata"]["name"] for gs in await env.game_servers()}
         return len(names) == 3 and victim not in names
 
-    await eventually(replaced, what="a replacement GameServer")
+    await wait_for_async(replaced, 30, what="a replacement GameServer")
     assert len(await env.game_servers()) == 3
 
     # One goes Ready (as the GameServer controller would move it): the status counts it.
@@ -206,7 +193,7 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         status = (await env.game_server_set("set")).get("status") or {}
         return status.get("readyReplicas") == 1
 
-    await eventually(ready_counted, what="status.readyReplicas 1")
+    await wait_for_async(ready_counted, 30, what="status.readyReplicas 1")
 
     # Scale down to 1: two move to Shutdown, then (once deleted) the status says 1.
     await env.rest.patch(
@@ -218,13 +205,13 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         down = [gs for gs in gss if (gs.get("status") or {}).get("state") == "Shutdown"]
         return down if len(down) == 2 and len(live(gss)) == 1 else None
 
-    down = await eventually(two_shut_down, what="two GameServers in Shutdown")
+    down = await wait_for_async(two_shut_down, 30, what="two GameServers in Shutdown")
 
     async def shutdown_counted() -> bool:
         status = (await env.game_server_set("set")).get("status") or {}
         return status.get("shutdownReplicas") == 2 and status.get("replicas") == 1
 
-    await eventually(shutdown_counted, what="status.shutdownReplicas 2")
+    await wait_for_async(shutdown_counted, 30, what="status.shutdownReplicas 2")
     for gs in down:
         await env.rest.delete(GAME_SERVERS, gs["metadata"]["name"], env.namespace)
 
@@ -233,7 +220,7 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         want = status.get("shutdownReplicas") == 0 and status.get("replicas") == 1
         return status if want and len(await env.game_servers()) == 1 else None
 
-    status = await eventually(settled, what="one GameServer left")
+    status = await wait_for_async(settled, 30, what="one GameServer left")
     assert status["allocatedReplicas"] == 0 and status["reservedReplicas"] == 0
 
     async def events() -> set[str] | None:
@@ -245,7 +232,7 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         }
         return reasons if {"SuccessfulCreate", "SuccessfulDelete"} <= reasons else None
 
-    await eventually(events, what="SuccessfulCreate and SuccessfulDelete events")
+    await wait_for_async(events, 30, what="SuccessfulCreate and SuccessfulDelete events")
 
 
 async def test_allocation_overflow_labels_the_surplus_allocated_servers(env: Env) -> None:
@@ -258,14 +245,14 @@ async def test_allocation_overflow_labels_the_surplus_allocated_servers(env: Env
         gss = await env.game_servers()
         return gss if len(gss) == 3 else None
 
-    for gs in await eventually(three, what="3 GameServers"):
+    for gs in await wait_for_async(three, 30, what="3 GameServers"):
         await env.set_state(gs["metadata"]["name"], "Allocated")
 
     async def allocated(n: int) -> bool:
         status = (await env.game_server_set("busy")).get("status") or {}
         return status.get("allocatedReplicas") == n
 
-    await eventually(lambda: allocated(3), what="status.allocatedReplicas 3")
+    await wait_for_async(lambda: allocated(3), 30, what="status.allocatedReplicas 3")
     await env.rest.patch(
         GAME_SERVER_SETS, "busy", {"spec": {"replicas": 1}}, namespace=env.namespace
     )
@@ -275,7 +262,7 @@ async def test_allocation_overflow_labels_the_surplus_allocated_servers(env: Env
         marked = [gs for gs in gss if gs["metadata"].get("labels", {}).get("overflow") == "true"]
         return marked if len(marked) == 2 else None
 
-    for gs in await eventually(labelled, what="two overflow-labelled GameServers"):
+    for gs in await wait_for_async(labelled, 30, what="two overflow-labelled GameServers"):
         assert gs["metadata"]["annotations"]["drain"] == "soon"
     servers = await env.game_servers()
     assert len(servers) == 3

@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 
 from agones.localcluster import ServerOptions, ThreadedAPIServer
 from agones.localcluster.apiserver.server import LocalAPIServer
-from tests.cluster import Cluster, wait_for
+from tests.cluster import Cluster
 from tests.conformance.conftest import CRD, install_crd, new_crd
 from tests.fuzzing import LogRecorder, examples, json_values, mutated, texts
+from tests.waiting import wait_for
 
 NAME = "target"
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_APISERVER_EXAMPLES", "6000"))

@@ -20,8 +20,7 @@ from agones.client.informers.externalversions import SharedInformerFactory
 from agones.client.rest import RESTClient
 from agones.client.versioned import Clientset
 from agones.informers import ResourceEventHandlerFuncs
-
-from .fakeserver import FakeServer
+from tests.fakeapi import FakeServer
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -135,7 +134,7 @@ async def test_patch_types_and_json_patch_test_op(
     assert merged.meta.get_labels()["k"] == "v"
     ops = [
         {"op": "test", "path": "/metadata/resourceVersion", "value": rv},
-        {"op": "replace", "path": "/status", "value": {"state": "Ready"}},
+        {"op": "add", "path": "/status", "value": {"state": "Ready"}},  # absent: add, as RFC 6902
     ]
     with pytest.raises(errors.InvalidError):  # rv is stale after the merge patch
         await gss.patch("a", ops, "json")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import tools.codegen.__main__ as codegen
-from tools.codegen import typed_clients
+from tools.codegen import pytext, typed_clients, typed_informers, typed_resources
 from tools.codegen.generators import GENERATORS, OWNED_DIRS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -63,7 +63,7 @@ def test_generated_files_carry_the_header() -> None:
         files = list((ROOT / owned).rglob("*.py"))
         assert files
         for path in files:
-            assert path.read_text().startswith(typed_clients.HEADER), path
+            assert path.read_text().startswith(pytext.HEADER), path
 
 
 def test_generation_is_deterministic() -> None:
@@ -83,7 +83,7 @@ def test_generation_is_deterministic() -> None:
     ids=["gs", "gss", "gsap", "fas", "pod", "lease"],
 )  # fmt: skip
 def test_plural_accessor_names(kind: str, plural: str, expected: str) -> None:
-    assert typed_clients.plural_snake(kind, plural) == expected
+    assert typed_resources.plural_snake(kind, plural) == expected
 
 
 @pytest.mark.parametrize(
@@ -97,11 +97,11 @@ def test_plural_accessor_names(kind: str, plural: str, expected: str) -> None:
     ids=["sibling", "up-four", "other-root", "child"],
 )  # fmt: skip
 def test_relative_imports(frm: str, target: str, expected: str) -> None:
-    assert typed_clients.relative(frm, target) == expected
+    assert pytext.relative(frm, target) == expected
 
 
 def test_allocation_is_create_only_and_status_follows_the_crd() -> None:
-    by_kind = {r.kind: r for r in typed_clients.resources()}
+    by_kind = {r.kind: r for r in typed_resources.resources()}
     assert not by_kind["GameServer"].status
     assert by_kind["Fleet"].status and by_kind["GameServerSet"].status
     assert by_kind["Pod"].status and not by_kind["Lease"].status
@@ -109,7 +109,7 @@ def test_allocation_is_create_only_and_status_follows_the_crd() -> None:
         assert by_kind["GameServerAllocation"].create_only
 
 
-LONG = typed_clients.Res(
+LONG = typed_resources.Res(
     "example.agones.dev",
     "v1",
     "VeryLongKindNameForCheckingTheLayoutOfGeneratedCode",
@@ -126,13 +126,13 @@ CLUSTER_LONG = dataclasses.replace(LONG, namespaced=False, type_module=None)
     "render",
     [
         lambda: typed_clients._typed_module(LONG),
-        lambda: typed_clients._lister_module(LONG),
-        lambda: typed_clients._informer_module(LONG),
+        lambda: typed_informers._lister_module(LONG),
+        lambda: typed_informers._informer_module(LONG),
         lambda: typed_clients._group_client_module("example", "v1", [LONG]),
         lambda: typed_clients._resources_module([LONG]),
-        lambda: typed_clients._version_interface_module("example", "v1", [LONG]),
+        lambda: typed_informers._version_interface_module("example", "v1", [LONG]),
         lambda: typed_clients._typed_module(CLUSTER_LONG),
-        lambda: typed_clients._lister_module(CLUSTER_LONG),
+        lambda: typed_informers._lister_module(CLUSTER_LONG),
         lambda: typed_clients._group_client_module("example", "v1", [CLUSTER_LONG]),
     ],
     ids=[

@@ -14,6 +14,7 @@ from agones.clock import FakeClock
 from agones.controller import Context, ControllerRunner, ControllerSettings
 from agones.informers import ResourceEventHandlerFuncs
 from agones.workqueue import WorkerQueue
+from tests.waiting import wait_for_async
 
 from ..informers.fakeapi import RES, FakeAPI, gs
 from ..leaderelection.test_leaderelection import LeaseAPI, LeaseStore
@@ -83,11 +84,7 @@ async def get(port: int, path: str) -> tuple[int, str]:
 
 
 async def until(cond: Any, timeout: float = 5.0) -> None:
-    async def spin() -> None:
-        while not cond():
-            await asyncio.sleep(0.001)
-
-    await asyncio.wait_for(spin(), timeout)
+    await wait_for_async(cond, timeout, interval=0.001)
 
 
 async def test_runner_serves_health_runs_workers_and_drains_on_stop() -> None:

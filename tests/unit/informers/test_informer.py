@@ -14,16 +14,13 @@ from agones.clock import FakeClock
 from agones.informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
 from agones.informers.meta import get_resource_version
 from agones.informers.store import meta_namespace_key
+from tests.waiting import wait_for_async
 
 from .fakeapi import RES, FakeAPI, gs, status
 
 
 async def until(cond: Callable[[], bool], timeout: float = 3.0) -> None:
-    async def spin() -> None:
-        while not cond():
-            await asyncio.sleep(0)
-
-    await asyncio.wait_for(spin(), timeout)
+    await wait_for_async(cond, timeout, interval=0)
 
 
 class Recorder:

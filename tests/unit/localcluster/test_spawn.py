@@ -24,7 +24,7 @@ from agones.localcluster.nodes.spawn import parent_death_prefix, start_process
 from agones.sdk.proto import sdk_pb2, sdk_pb2_grpc
 from agones.sdkserver.localsdk import LocalSDKServer
 from agones.sdkserver.serve import serve_sdk
-from tests.cluster import wait_for
+from tests.waiting import wait_for
 
 _FORKS: list[int] = []
 os.register_at_fork(before=lambda: _FORKS.append(1))

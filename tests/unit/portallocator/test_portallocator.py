@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from agones.apis.agones.v1.gameserver import GameServer, PortPolicy, Protocol
+from agones.apis.core.v1 import Node
 from agones.featuregates import FeatureGates
 from agones.portallocator import (
     PortAllocator,
@@ -43,8 +44,10 @@ def dyn(name: str = "default", **kw: Any) -> dict[str, Any]:
     return {"name": name, "portPolicy": "Dynamic", "containerPort": 7654, **kw}
 
 
-def node(name: str, unschedulable: bool = False) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "spec": {"unschedulable": unschedulable}}
+def node(name: str, unschedulable: bool = False) -> Node:
+    return msgspec.convert(
+        {"metadata": {"name": name}, "spec": {"unschedulable": unschedulable}}, Node
+    )
 
 
 def allocator(

@@ -214,3 +214,30 @@ async def test_rate_limiting_queue_add_rate_limited_forget_num_requeues() -> Non
     q.forget("a")
     assert q.num_requeues("a") == 0
     assert len(q) == 1, "forget does not remove the item"
+
+
+async def test_delaying_queue_ready_now_adds_every_waiting_item_once() -> None:
+    clock = FakeClock()
+    q: DelayingQueue[str] = DelayingQueue(clock=clock)
+    q.add_after("a", 5)
+    q.add_after("b", 1)
+    q.ready_now()
+    assert q.waiting() == 0
+    assert sorted([await get_now(q), await get_now(q)]) == ["a", "b"]
+    q.done("a")
+    q.done("b")
+    clock.step(10)  # the cancelled timers never fire: nothing comes back
+    assert len(q) == 0
+
+
+async def test_wait_for_processing_returns_when_the_held_item_is_done() -> None:
+    q: Queue[str] = Queue()
+    await asyncio.wait_for(q.wait_for_processing(), 1)  # idle: at once
+    q.add("a")
+    assert await get_now(q) == "a"
+    waiter = asyncio.ensure_future(q.wait_for_processing())
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    q.done("a")
+    await asyncio.wait_for(waiter, 1)
+    assert not q.shutting_down()  # unlike a drain, the queue keeps running

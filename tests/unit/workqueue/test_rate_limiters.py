@@ -9,6 +9,7 @@ from agones.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter,
+    ItemIntervalRateLimiter,
     MaxOfRateLimiter,
     default_controller_rate_limiter,
     fast_rate_limiter,
@@ -89,3 +90,28 @@ def test_default_controller_rate_limiter_sequence() -> None:
         limiter.when(f"other-{i}")
     assert limiter.when("fresh") == pytest.approx(0.1)
     assert limiter.when("fresh2") == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize(
+    ("calls", "delays"),
+    [
+        pytest.param([0.0], [0.0], id="idle-item-goes-at-once"),
+        pytest.param([0.0, 0.001, 0.002], [0.0, 0.499, 0.498], id="burst-waits-for-window-end"),
+        pytest.param([0.0, 0.6], [0.0, 0.0], id="after-a-whole-window-at-once"),
+        pytest.param([0.0, 0.2, 0.6], [0.0, 0.3, 0.4], id="next-window-after-a-used-slot"),
+        pytest.param([0.0, 5.0, 5.1], [0.0, 0.0, 0.4], id="long-idle-resets"),
+    ],
+)
+def test_item_interval_sequence(calls: list[float], delays: list[float]) -> None:
+    clock = FakeClock()
+    limiter = ItemIntervalRateLimiter(0.5, clock)
+    got = []
+    for at in calls:
+        clock.step(at - clock.monotonic())
+        got.append(limiter.when("k"))
+    assert got == pytest.approx(delays)
+    limiter.forget("k")  # a window, not a failure history: forget keeps it
+    assert limiter.num_requeues("k") == 0
+    if len(calls) > 1:
+        assert limiter.when("k") > 0
+    assert limiter.when("other") == 0.0

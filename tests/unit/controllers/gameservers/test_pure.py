@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from agones.apis.agones.v1.gameserver import GameServer
+from agones.apis.core.v1 import Node, Pod
 from agones.controllers.gameservers.gameservers import (
     AddressError,
     address,
@@ -26,11 +27,14 @@ GATES = FeatureGates()
 OFF = FeatureGates().with_values(SidecarContainers=False)
 
 
-def node(*addresses: tuple[str, str]) -> dict[str, Any]:
-    return {
-        "metadata": {"name": "n"},
-        "status": {"addresses": [{"type": t, "address": a} for t, a in addresses]},
-    }
+def node(*addresses: tuple[str, str]) -> Node:
+    return msgspec.convert(
+        {
+            "metadata": {"name": "n"},
+            "status": {"addresses": [{"type": t, "address": a} for t, a in addresses]},
+        },
+        Node,
+    )
 
 
 @pytest.mark.parametrize(
@@ -88,7 +92,7 @@ def test_apply_address_and_port() -> None:
             ]
         ),
         node(("InternalIP", "10.0.0.1"), ("Hostname", "n")),
-        pod,
+        msgspec.convert(pod, Pod),
         GATES,
     )
     assert msgspec.to_builtins(out.status) == {
@@ -107,7 +111,7 @@ def test_apply_address_and_port() -> None:
 
 def test_apply_address_without_address_names_the_game_server() -> None:
     with pytest.raises(AddressError, match="GameServer g"):
-        apply_game_server_address_and_port(gs([]), node(), {"spec": {}}, GATES)
+        apply_game_server_address_and_port(gs([]), node(), Pod(), GATES)
 
 
 OWNED = {
@@ -140,13 +144,13 @@ OWNED = {
     ],
 )
 def test_is_game_server_pod(pod: dict[str, Any], want: bool) -> None:
-    assert is_game_server_pod(pod) is want
+    assert is_game_server_pod(msgspec.convert(pod, Pod)) is want
 
 
-def pod_with(status: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+def pod_with(status: dict[str, Any], annotations: dict[str, str] | None = None) -> Pod:
     meta = {**OWNED["metadata"], "annotations": {**OWNED["metadata"]["annotations"]}}
     meta["annotations"].update(annotations or {})
-    return {"metadata": meta, "status": status}
+    return msgspec.convert({"metadata": meta, "status": status}, Pod)
 
 
 TERMINATED = {"containerStatuses": [{"name": "game", "state": {"terminated": {"exitCode": 1}}}]}

@@ -1,22 +1,36 @@
-"""A small in-memory Kubernetes-style API server on aiohttp, for the typed client tests.
+"""The tests' one fake Kubernetes-style API server: in memory, on aiohttp (real HTTP).
 
 Any `/api/v1/...` or `/apis/<group>/<version>/...` path, namespaced or not: list (label selector
-`k=v[,k=v]`), watch (replays events after `resourceVersion`, then streams live ones), get, create
-(409 AlreadyExists), update with optimistic concurrency (409 Conflict on a stale resourceVersion),
-`/status` updates (only `status` changes), merge and JSON patches (add/replace/remove/test), delete
+`k=v[,k=v]`, field selector `metadata.name=<name>`), watch (replays events after
+`resourceVersion`, then streams live ones), get, create (409 AlreadyExists), update with optimistic
+concurrency (409 Conflict on a stale resourceVersion), `/status` updates (only `status` changes),
+merge patches (the local API server's) and JSON patches (`agones.jsonpatch`: a failed `test`
+or a bad patch is 422), delete
 and delete-collection. Every request is recorded with its content type and body.
+
+For the components that must survive an unreliable server: `inject_watch_error` answers watches
+with an ERROR event, `gone_next_watch` answers the next one 410 Gone, `drop_watches()` ends the
+open streams; `watch_requests` counts watches. `update(prefix, namespace, name, change)` is another
+writer. `serving(token)` runs it on a real port (for processes), `kubeconfig(dir)` points at it;
+with a token, every request must carry it. For one-object fakes with richer state (counted writes,
+injected faults) see `tests/unit/controllers/gameservers/fakeapi.py`, which is RESTClient-shaped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from agones.jsonpatch import PatchError, apply_patch
+from agones.localcluster.apiserver.patch import apply_merge_patch
 from tests.status import failure_status
 
 
@@ -27,6 +41,8 @@ class Recorded:
     query: dict[str, str]
     content_type: str
     body: Any
+    status: int = 0
+    """The status the fake answered with."""
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
@@ -42,36 +58,13 @@ def _selected(obj: dict[str, Any], selector: str) -> bool:
     return True
 
 
-def _merge(target: Any, patch: Any) -> Any:
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge(out.get(k), v)
-    return out
-
-
-def _json_patch(obj: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Apply add/replace/remove/test; None when a `test` fails."""
-    obj = copy.deepcopy(obj)
-    for op in ops:
-        *parents, last = [
-            p.replace("~1", "/").replace("~0", "~") for p in op["path"][1:].split("/")
-        ]
-        node: Any = obj
-        for p in parents:
-            node = node[int(p)] if isinstance(node, list) else node.setdefault(p, {})
-        if op["op"] == "test":
-            if node.get(last) != op["value"]:
-                return None
-        elif op["op"] in ("add", "replace"):
-            node[last] = op["value"]
-        elif op["op"] == "remove":
-            node.pop(last, None)
-    return obj
+def _field_selected(obj: dict[str, Any], selector: str) -> bool:
+    """`metadata.name=<name>` (all the fakes' clients use); other fields are not indexed."""
+    for term in filter(None, selector.split(",")):
+        key, _, value = term.partition("=")
+        if key == "metadata.name" and obj.get("metadata", {}).get("name") != value:
+            return False
+    return True
 
 
 @dataclass
@@ -81,7 +74,12 @@ class FakeServer:
     requests: list[Recorded] = field(default_factory=list)
     rv: int = 100
     inject_watch_error: dict[str, Any] | None = None
-    _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    gone_next_watch: bool = False
+    watch_requests: int = 0
+    token: str | None = None
+    port: int = 0
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _streams: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -103,9 +101,51 @@ class FakeServer:
         return "/".join([*head, plural]), namespace, name, sub
 
     async def _bump(self, kind: str, prefix: str, obj: dict[str, Any]) -> None:
+        self._record(kind, prefix, obj)
+
+    def _record(self, kind: str, prefix: str, obj: dict[str, Any]) -> None:
         self.events.append((self.rv, kind, prefix, copy.deepcopy(obj)))
-        async with self._changed:
-            self._changed.notify_all()
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def update(
+        self, prefix: str, namespace: str, name: str, change: Callable[[dict[str, Any]], None]
+    ) -> dict[str, Any]:
+        """Another writer (a controller, the allocator) changes a stored object."""
+        obj = copy.deepcopy(self.objects[(prefix, namespace, name)])
+        change(obj)
+        self.objects[(prefix, namespace, name)] = self._store(obj)
+        self._record("MODIFIED", prefix, obj)
+        return obj
+
+    def drop_watches(self) -> None:
+        """End every open watch stream (as an apiserver restart or timeout does)."""
+        for task in list(self._streams):
+            task.cancel()
+
+    def kubeconfig(self, directory: Path) -> Path:
+        path = directory / "kubeconfig"
+        user = f"{{token: {self.token}}}" if self.token else "{}"
+        path.write_text(
+            "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+            f"clusters: [{{name: fake, cluster: {{server: 'http://127.0.0.1:{self.port}'}}}}]\n"
+            f"users: [{{name: me, user: {user}}}]\n"
+            "contexts: [{name: fake, context: {cluster: fake, user: me}}]\n"
+        )
+        return path
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[FakeServer]:
+        """Serve on 127.0.0.1 on a free port (`port`) until the block ends."""
+        runner = web.AppRunner(self.app(), handler_cancellation=True)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = runner.addresses[0][1]
+        try:
+            yield self
+        finally:
+            await runner.cleanup()
 
     def _store(self, obj: dict[str, Any]) -> dict[str, Any]:
         self.rv += 1
@@ -115,9 +155,21 @@ class FakeServer:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         body = json.loads(raw) if raw else None
-        self.requests.append(
-            Recorded(request.method, request.path, dict(request.query), request.content_type, body)
+        record = Recorded(
+            request.method, request.path, dict(request.query), request.content_type, body
         )
+        self.requests.append(record)
+        if (
+            self.token is not None
+            and request.headers.get("Authorization") != f"Bearer {self.token}"
+        ):
+            response: web.StreamResponse = _status(401, "Unauthorized", "Unauthorized")
+        else:
+            response = await self._handle(request, body)
+        record.status = response.status
+        return response
+
+    async def _handle(self, request: web.Request, body: Any) -> web.StreamResponse:
         prefix, ns, name, sub = self._parse(request.path)
         ns_key = ns or ""
         key = (prefix, ns_key, name or "")
@@ -131,6 +183,7 @@ class FakeServer:
                 if p == prefix
                 and (ns is None or n == ns)
                 and _selected(o, q.get("labelSelector", ""))
+                and _field_selected(o, q.get("fieldSelector", ""))
             ]
             return web.json_response(
                 {"kind": "List", "metadata": {"resourceVersion": str(self.rv)}, "items": items}
@@ -181,11 +234,12 @@ class FakeServer:
             return web.json_response(new)
         if request.method == "PATCH":
             if request.content_type == "application/json-patch+json":
-                patched = _json_patch(current, body)
-                if patched is None:
-                    return _status(422, "Invalid", "the test operation failed")
+                try:
+                    patched = apply_patch(current, body)
+                except PatchError as err:
+                    return _status(422, "Invalid", str(err))
             else:
-                patched = _merge(current, body)
+                patched = apply_merge_patch(current, body)
             self.objects[key] = self._store(patched)
             await self._bump("MODIFIED", prefix, patched)
             return web.json_response(patched)
@@ -194,6 +248,10 @@ class FakeServer:
     async def _watch(
         self, request: web.Request, prefix: str, ns: str | None, since: int
     ) -> web.StreamResponse:
+        self.watch_requests += 1
+        if self.gone_next_watch:
+            self.gone_next_watch = False
+            return _status(410, "Expired", "too old resource version")
         resp = web.StreamResponse()
         resp.content_type = "application/json"
         await resp.prepare(request)
@@ -201,15 +259,29 @@ class FakeServer:
             event = {"type": "ERROR", "object": self.inject_watch_error}
             await resp.write(json.dumps(event).encode() + b"\n")
             return resp
-        sent = since
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
+        selector = request.query.get("fieldSelector", "")
+        try:
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+                await self._stream(resp, prefix, ns, since, selector)
+        finally:
+            self._streams.discard(task)
+        return resp
+
+    async def _stream(
+        self, resp: web.StreamResponse, prefix: str, ns: str | None, sent: int, selector: str
+    ) -> None:
         while True:
+            changed = self._changed
             for rv, kind, p, obj in self.events:
                 if (
                     rv > sent
                     and p == prefix
                     and (ns is None or obj["metadata"].get("namespace") == ns)
+                    and _field_selected(obj, selector)
                 ):
                     await resp.write(json.dumps({"type": kind, "object": obj}).encode() + b"\n")
                     sent = rv
-            async with self._changed:
-                await self._changed.wait()
+            await changed.wait()

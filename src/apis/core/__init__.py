@@ -1,0 +1,1 @@
+"""The core (legacy, `""`) API group, as the controllers read it."""
