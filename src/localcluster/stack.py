@@ -8,7 +8,8 @@ webhooks in-process over HTTPS with a generated certificate (the Service
 certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
 own informers, registered through the APIService `v1.allocation.agones.dev`, so
 `kubectl create -f gameserverallocation.yaml` works; `extensions_replicas` such servers behind the
-one Service, each with its own allocator and share of the candidates), the simulated nodes with their scheduler and kubelets, the
+one Service, each with its own allocator and share of the candidates; with `extensions_process`
+each is an `agones extensions` child process instead, given the same certificate), the simulated nodes with their scheduler and kubelets, the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`), and the allocator service as another
 (`agones allocator` on 127.0.0.1:`allocator_port`, mutual TLS with certificates generated into
@@ -125,6 +126,9 @@ class StackOptions:
     """The allocator's idle sleep (0: serve a lone request at once; Agones: 0.5)."""
     extensions_replicas: int = 1
     """Webhook + allocation API servers behind the extensions Service (each its own allocator)."""
+    extensions_process: bool = False
+    """Run each of them as an `agones extensions` child process (its own CPU, as in a cluster)
+    instead of in the stack's process (where tests can reach `allocators`)."""
     allocator_service: bool = True
     """Run the allocator service (`agones allocator`, gRPC + REST on one mTLS port) as a child."""
     allocator_port: int = 0
@@ -205,6 +209,27 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+async def _wait_ready(
+    proc: asyncio.subprocess.Process, health_port: int, what: str, timeout: float
+) -> None:
+    """Until the child's `/ready` on `health_port` answers 200; `RuntimeError` when it exits or
+    `timeout` passes first."""
+    url = f"http://127.0.0.1:{health_port}/ready"
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    async with aiohttp.ClientSession() as session:
+        while True:
+            if proc.returncode is not None:
+                raise RuntimeError(f"{what} exited ({proc.returncode})")
+            with contextlib.suppress(aiohttp.ClientError):
+                async with session.get(url) as response:
+                    if response.status == 200:
+                        return
+            if loop.time() > deadline:
+                raise RuntimeError(f"{what} did not become ready")
+            await asyncio.sleep(0.1)
+
+
 async def _terminate(proc: asyncio.subprocess.Process | None, kill: bool, timeout: float) -> None:
     """SIGTERM (or SIGKILL) a child and wait for it; SIGKILL when it outlives `timeout`."""
     if proc is None or proc.returncode is not None:
@@ -247,6 +272,9 @@ class LocalStack:
         self.endpoints: EndpointsController | None = None
         self.service_proxy: ServiceProxy | None = None
         self.extensions: list[tuple[WebhookServer, APIServer]] = []
+        self.extensions_procs: list[asyncio.subprocess.Process] = []
+        self.extensions_ports: list[int] = []
+        self._extensions_tmp: tempfile.TemporaryDirectory[str] | None = None
         self.allocators: list[Allocator] = []
         self._allocator_factories: list[SharedInformerFactory] = []
         self._ca: bytes = b""
@@ -358,16 +386,20 @@ class LocalStack:
 
     async def _start_webhooks(self) -> None:
         """`extensions_replicas` webhook servers behind the one Service, each serving its own
-        allocation API (see `_start_allocation`)."""
+        allocation API (see `_start_allocation`), in this process or as child processes."""
         hosts = [f"{SERVICE_NAME}.{SYSTEM_NAMESPACE}.svc", SERVICE_NAME, "localhost", "127.0.0.1"]
         cert, key = self_signed(hosts)
         self._ca = cert
-        for _ in range(self.options.extensions_replicas):
-            api = APIServer()
-            server = WebhookServer(self.gates, server_ssl_context(cert, key), api=api)
-            await server.start("127.0.0.1", 0)
-            self.extensions.append((server, api))
-        addresses = ",".join(f"127.0.0.1:{server.port}" for server, _ in self.extensions)
+        if self.options.extensions_process:
+            await self._start_extensions_processes(cert, key)
+        else:
+            for _ in range(self.options.extensions_replicas):
+                api = APIServer()
+                server = WebhookServer(self.gates, server_ssl_context(cert, key), api=api)
+                await server.start("127.0.0.1", 0)
+                self.extensions.append((server, api))
+                self.extensions_ports.append(server.port or 0)
+        addresses = ",".join(f"127.0.0.1:{port}" for port in self.extensions_ports)
         service = {
             "metadata": {
                 "name": SERVICE_NAME,
@@ -381,11 +413,51 @@ class LocalStack:
         await self._ensure(MUTATING, mutating)
         await self._ensure(VALIDATING, validating)
 
+    def _extensions_argv(self, index: int, port: int, http_port: int, tls: Path) -> list[str]:
+        o = self.options
+        return [
+            sys.executable,
+            "-m",
+            "agones",
+            "extensions",
+            f"--kubeconfig={self.api.kubeconfig}",
+            "--bind=127.0.0.1",
+            f"--webhook-port={port}",
+            f"--http-port={http_port}",
+            f"--cert-file={tls / 'tls.crt'}",
+            f"--key-file={tls / 'tls.key'}",
+            f"--allocation-batch-wait-time={o.allocation_batch_wait_time}s",
+            f"--allocation-partition={index}/{o.extensions_replicas}",
+            "--log-level=warn",
+            *([f"--feature-gates={o.gates}"] if o.gates else []),
+        ]
+
+    async def _start_extensions_processes(
+        self, cert: bytes, key: bytes, timeout: float = 60.0
+    ) -> None:
+        """`agones extensions` children with the stack's certificate; returns once each is
+        ready (informers synced, ports bound)."""
+        self._extensions_tmp = tempfile.TemporaryDirectory(prefix="agones-extensions-")
+        tls = Path(self._extensions_tmp.name)
+        (tls / "tls.crt").write_bytes(cert)
+        (tls / "tls.key").write_bytes(key)
+        (tls / "tls.key").chmod(0o600)
+        health = []
+        for index in range(self.options.extensions_replicas):
+            port, http_port = free_port(), free_port()
+            argv = self._extensions_argv(index, port, http_port, tls)
+            proc = await self._spawn(argv, f"extensions-{index}.log")
+            self.extensions_procs.append(proc)
+            self.extensions_ports.append(port)
+            health.append(http_port)
+        for proc, http_port in zip(self.extensions_procs, health, strict=True):
+            await _wait_ready(proc, http_port, "agones extensions", timeout)
+
     async def _start_allocation(self) -> None:
         """One allocator per extensions replica (its own client, informers, events and share of
         the candidates), then the APIService that routes the allocation API to them."""
         count = len(self.extensions)
-        for index, (_, api) in enumerate(self.extensions):
+        for index, (_, api) in enumerate(self.extensions):  # in this process only
             client = self._clients[-1]
             factory = SharedInformerFactory(client)
             events = EventBroadcaster(client)
@@ -466,22 +538,9 @@ class LocalStack:
             self.allocator_port = self.options.allocator_port or free_port()
             self.allocator_health_port = free_port()
         self.allocator_proc = await self._spawn(self._allocator_argv(), "allocator.log")
-        url = f"http://127.0.0.1:{self.allocator_health_port}/ready"
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        async with aiohttp.ClientSession() as session:
-            while True:
-                if self.allocator_proc.returncode is not None:
-                    raise RuntimeError(
-                        f"agones allocator exited ({self.allocator_proc.returncode})"
-                    )
-                with contextlib.suppress(aiohttp.ClientError):
-                    async with session.get(url) as response:
-                        if response.status == 200:
-                            return
-                if loop.time() > deadline:
-                    raise RuntimeError("agones allocator did not become ready")
-                await asyncio.sleep(0.1)
+        await _wait_ready(
+            self.allocator_proc, self.allocator_health_port, "agones allocator", timeout
+        )
 
     async def stop_allocator_service(self, timeout: float = 15.0) -> None:
         proc, self.allocator_proc = self.allocator_proc, None
@@ -535,6 +594,11 @@ class LocalStack:
             await step(self.factory.shutdown())
         for server, _ in self.extensions:
             await step(server.stop())
+        procs, self.extensions_procs = self.extensions_procs, []
+        for proc in procs:
+            await step(_terminate(proc, False, 15.0))
+        if self._extensions_tmp is not None:
+            self._extensions_tmp.cleanup()
         for client in [*([self.client] if self.client is not None else []), *self._clients]:
             await step(client.close())
         await step(self.api.stop())
