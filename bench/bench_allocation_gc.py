@@ -2,13 +2,15 @@
 path's allocations: the cause of the p99 tails of `bench_allocation` (see BENCHMARKS.md,
 "Allocation speed (this session)").
 
-Starts a `LocalStack` (extensions as child processes unless `--in-process`), writes a pool of 1000
+Starts a `LocalStack` (extensions as child processes unless `--in-process`; CPython's GC thresholds,
+or with `--thresholds apiserver` those `agones localcluster apiserver` sets), writes a pool of 1000
 Ready GameServers, times one full collection of each generation, then allocates 600 times at
 C = 10 through the API path while a `gc.callbacks` hook records every collection's pause. Prints
 the tracked objects, the forced collections' times, the phase's rate and p99, and per generation
 the number of collections, the longest and the total pause.
 
     PYTHONPATH=. .venv/bin/python -m bench.bench_allocation_gc
+    PYTHONPATH=. .venv/bin/python -m bench.bench_allocation_gc --thresholds apiserver
 """
 
 from __future__ import annotations
@@ -21,13 +23,17 @@ from typing import Any
 
 from agones.client.config import load_kube_config
 from agones.client.rest import RESTClient
+from agones.cmd.localcluster import GC_THRESHOLDS
 from agones.localcluster.stack import LocalStack, StackOptions
 from agones.logging import configure_logging
 from bench.bench_allocation import fill, phase
 
 
-async def main(in_process: bool, pool: int, requests: int) -> None:
+async def main(in_process: bool, pool: int, requests: int, thresholds: str) -> None:
     configure_logging("error")
+    if thresholds == "apiserver":
+        gc.set_threshold(*GC_THRESHOLDS)
+    print(f"GC thresholds {gc.get_threshold()}")
     options = StackOptions(
         nodes=2,
         controller=False,
@@ -78,5 +84,10 @@ if __name__ == "__main__":
     parser.add_argument("--in-process", action="store_true", help="extensions in the stack")
     parser.add_argument("--pool", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=600)
+    parser.add_argument(
+        "--thresholds",
+        default="default",
+        help="default (CPython's) or apiserver (those of agones localcluster apiserver)",
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.in_process, args.pool, args.requests))
+    asyncio.run(main(args.in_process, args.pool, args.requests, args.thresholds))
