@@ -42,7 +42,7 @@ from agones.client.config import load_config
 from agones.client.rest import RESTClient
 from agones.client.versioned.resources import FLEETS, GAME_SERVERS
 from agones.informers import ResourceEventHandlerFuncs, SharedInformerFactory
-from agones.localcluster.kubelet import SIMULATE_ANNOTATION
+from agones.localcluster.nodes.podrunner import SIMULATE_ANNOTATION
 from agones.localcluster.stack import LocalStack, StackOptions
 from bench.bench_local_gameservers import rss_kib
 

@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 
 from agones.localcluster import ServerOptions, ThreadedAPIServer
-from agones.localcluster.protobuf import CONTENT_TYPE, decode_object, encode_object
+from agones.localcluster.apiserver.protobuf import CONTENT_TYPE, decode_object, encode_object
 
 CLIENTS, PER_CLIENT = 16, 60
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agones.localcluster.registry import Registry
-from agones.localcluster.server import LocalAPIServer
+from agones.localcluster.apiserver.registry import Registry
+from agones.localcluster.apiserver.server import LocalAPIServer
 from bench.bench_apiserver import crd_manifest, obj
 
 COUNT = 5000

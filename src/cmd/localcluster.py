@@ -40,7 +40,7 @@ GC_THRESHOLDS = (50_000, 50, 100)
 
 
 def run_apiserver(args: argparse.Namespace) -> int:
-    from ..localcluster.server import LocalAPIServer, ServerOptions
+    from ..localcluster.apiserver.server import LocalAPIServer, ServerOptions
 
     gc.set_threshold(*GC_THRESHOLDS)
 

@@ -1,5 +1,5 @@
 """The embedded local cluster: a Kubernetes-compatible API server on loopback (`LocalAPIServer`)."""
 
-from .server import FaultHandle, LocalAPIServer, ServerOptions, ThreadedAPIServer
+from .apiserver.server import FaultHandle, LocalAPIServer, ServerOptions, ThreadedAPIServer
 
 __all__ = ["FaultHandle", "LocalAPIServer", "ServerOptions", "ThreadedAPIServer"]

@@ -59,17 +59,18 @@ from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..record import EventBroadcaster
-from .deployment import DeploymentController
-from .endpoints import EndpointsController
-from .errors import StatusError
-from .kubelet import Kubelet, KubeletConfig
-from .podfiles import InCluster
-from .replicaset import ReplicaSetController
-from .scheduler import Scheduler, node_object
-from .server import LocalAPIServer, ServerOptions
-from .serviceproxy import ServiceProxy
-from .services import ADDRESS_ANNOTATION
-from .spawn import start_process
+from .apiserver.errors import StatusError
+from .apiserver.server import LocalAPIServer, ServerOptions
+from .apiserver.services import ADDRESS_ANNOTATION
+from .controllers.deployment import DeploymentController
+from .controllers.endpoints import EndpointsController
+from .controllers.replicaset import ReplicaSetController
+from .nodes.kubelet import Kubelet
+from .nodes.podfiles import InCluster
+from .nodes.podrunner import KubeletConfig
+from .nodes.scheduler import Scheduler, node_object
+from .nodes.serviceproxy import ServiceProxy
+from .nodes.spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.stack")
 

@@ -40,7 +40,7 @@ from ..controllers import fleetautoscalers, fleets, gameserversets
 from ..controllers.gameservers import PerNodeCounter
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
-from ..localcluster.server import LocalAPIServer, ServerOptions
+from ..localcluster.apiserver.server import LocalAPIServer, ServerOptions
 from ..localcluster.stack import CRDS, REPO_ROOT
 from ..record import EventBroadcaster
 from .trace import Arrival

@@ -33,7 +33,7 @@ from ..clock import FakeClock
 from ..informers import SharedInformerFactory, split_meta_namespace_key
 from ..informers.labels import selector_from_set
 from ..informers.shared_informer import ResourceEventHandlerFuncs
-from ..localcluster.server import LocalAPIServer
+from ..localcluster.apiserver.server import LocalAPIServer
 from ..workqueue import WorkerQueue
 
 FLEET_NAME_LABEL = "agones.dev/fleet"

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agones.localcluster.services import ADDRESS_ANNOTATION
+from agones.localcluster.apiserver.services import ADDRESS_ANNOTATION
 from tests.cluster import Cluster
 from tests.conformance.backend import Backend
 

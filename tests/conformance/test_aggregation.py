@@ -8,7 +8,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from agones.localcluster.services import ADDRESS_ANNOTATION
+from agones.localcluster.apiserver.services import ADDRESS_ANNOTATION
 from tests.cluster import Cluster, wait_for
 from tests.conformance.backend import Backend
 

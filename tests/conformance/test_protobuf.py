@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from agones.localcluster.protobuf import CONTENT_TYPE as PROTOBUF
-from agones.localcluster.protobuf import decode_object, encode_object, message_for
-from agones.localcluster.protobuf_messages import INLINE, KEEP_ZERO, MESSAGES, REPEATED
-from agones.localcluster.protowire import fields
-from agones.localcluster.resources import builtin_resources
+from agones.localcluster.apiserver.protobuf import CONTENT_TYPE as PROTOBUF
+from agones.localcluster.apiserver.protobuf import decode_object, encode_object, message_for
+from agones.localcluster.apiserver.protobuf_messages import INLINE, KEEP_ZERO, MESSAGES, REPEATED
+from agones.localcluster.apiserver.protowire import fields
+from agones.localcluster.apiserver.resources import builtin_resources
 from tests.cluster import Cluster
 from tests.conformance.conftest import CRD
 

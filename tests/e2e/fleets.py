@@ -15,7 +15,7 @@ from typing import Any
 
 import urllib3
 
-from agones.localcluster.kubelet import SIMULATE_ANNOTATION
+from agones.localcluster.nodes.podrunner import SIMULATE_ANNOTATION
 from tests.e2e.framework import Framework
 
 FIXTURE = (

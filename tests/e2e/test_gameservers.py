@@ -83,10 +83,15 @@ def test_sdk_shutdown_removes_pod_and_game_server_and_frees_the_port(
 
 
 def test_missed_health_pings_make_the_game_server_unhealthy(framework: Framework) -> None:
-    health = {"initialDelaySeconds": 1, "periodSeconds": 1, "failureThreshold": 1}
+    # The kubelet's first liveness probe comes initialDelaySeconds after the game container
+    # starts, and it is what starts the sidecar's health checking (as Agones' /gshealthz does). On
+    # a loaded machine the Python sidecar can take over a second to listen: with a 1 s delay the
+    # first probe was refused, the kubelet stopped the game (blocking further probes while it
+    # waited out the game's 15 s exit), health checking never started and the GameServer went
+    # Ready -> Shutdown. 5 s leaves the sidecar time to come up; the game stops pinging at once.
+    health = {"initialDelaySeconds": 5, "periodSeconds": 1, "failureThreshold": 1}
     # the game takes 15 s to exit on SIGTERM, so the failed liveness probe's SIGTERM cannot finish
-    # the pod (and so Shutdown the GameServer) before the sidecar has written Unhealthy, even on a
-    # loaded machine (5 s once lost that race with two cores shared by several test runs)
+    # the pod (and so Shutdown the GameServer) before the sidecar has written Unhealthy
     gs = framework.create_ready(
         game_server(
             "unhealthy", simulate=False, health=health, args=["-gracefulTerminationDelaySec=15"]

@@ -24,7 +24,7 @@ from agones.sdk import AsyncSDK, SDKError
 from agones.sdkserver.kubestore import KubeGameServerStore
 from tests.sdkserver.harness import free_port
 
-localcluster = pytest.importorskip("agones.localcluster.server")
+localcluster = pytest.importorskip("agones.localcluster.apiserver.server")
 
 pytestmark = pytest.mark.slow
 

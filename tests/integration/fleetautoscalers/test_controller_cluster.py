@@ -162,7 +162,10 @@ async def test_webhook_policy_over_http_and_https(env: Env, webhooks: dict[str, 
     await env.eventually(lambda: _equals(env.replicas("w"), 6), "scaled by the HTTP webhook")
     assert webhooks["seen"][0]["request"]["name"] == "w"
     assert webhooks["seen"][0]["request"]["namespace"] == env.namespace
-    assert (await env.fas_status("http"))["lastAppliedPolicy"] == "Webhook"
+    await env.eventually(
+        lambda: _where(env.fas_status("http"), "lastAppliedPolicy", "Webhook"),
+        "status written",
+    )
 
     await env.create_fleet("s", 4, {"replicas": 4, "readyReplicas": 0, "allocatedReplicas": 4})
     policy = {"type": "Webhook", "webhook": {"url": webhooks["https"], "caBundle": webhooks["ca"]}}
@@ -237,7 +240,10 @@ async def test_schedule_becomes_active(env: Env) -> None:
     assert env.clock.now() < start
     await env.eventually(lambda: _equals(env.replicas("sched"), 9), "active after start", step=5)
     assert env.clock.now() >= start
-    assert (await env.fas_status("sched"))["lastAppliedPolicy"] == "Schedule"
+    await env.eventually(
+        lambda: _where(env.fas_status("sched"), "lastAppliedPolicy", "Schedule"),
+        "status written",
+    )
 
 
 async def test_chain_falls_through_to_buffer(env: Env) -> None:
@@ -274,7 +280,10 @@ async def test_in_process_python_policy(env: Env) -> None:
     await env.create_fleet("py", 10, {"replicas": 10, "readyReplicas": 0, "allocatedReplicas": 10})
     await env.create_fas("py", "py", {"type": "Webhook", "webhook": {"url": "python:half-again"}})
     await env.eventually(lambda: _equals(env.replicas("py"), 16), "scaled by the Python policy")
-    assert (await env.fas_status("py"))["lastAppliedPolicy"] == "Webhook"
+    await env.eventually(
+        lambda: _where(env.fas_status("py"), "lastAppliedPolicy", "Webhook"),
+        "status written",
+    )
 
 
 async def _equals(value: Any, want: Any) -> bool:
@@ -326,6 +335,9 @@ async def test_wasm_policy(env: Env) -> None:
         }
         await env.create_fas("wasm", "wasm", policy)
         await env.eventually(lambda: _equals(env.replicas("wasm"), 13), "scaled by the Wasm module")
-        assert (await env.fas_status("wasm"))["lastAppliedPolicy"] == "Wasm"
+        await env.eventually(
+            lambda: _where(env.fas_status("wasm"), "lastAppliedPolicy", "Wasm"),
+            "status written",
+        )
     finally:
         await runner.cleanup()

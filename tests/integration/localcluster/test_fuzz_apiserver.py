@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agones.localcluster import ServerOptions, ThreadedAPIServer
-from agones.localcluster.server import LocalAPIServer
+from agones.localcluster.apiserver.server import LocalAPIServer
 from tests.cluster import Cluster, wait_for
 from tests.conformance.conftest import CRD, install_crd, new_crd
 from tests.fuzzing import LogRecorder, examples, json_values, mutated, texts

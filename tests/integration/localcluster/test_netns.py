@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from agones.localcluster.netns import PodNetwork, netns_supported
+from agones.localcluster.nodes.netns import PodNetwork, netns_supported
 
 pytestmark = [
     pytest.mark.timeout(60),

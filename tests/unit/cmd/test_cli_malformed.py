@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agones.cmd.main import main
-from agones.localcluster.netns import netns_supported
+from agones.localcluster.nodes.netns import netns_supported
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures" / "agones"
@@ -156,7 +156,7 @@ def test_example_controller_without_kubeconfig_is_one_line(tmp_path: Path) -> No
 def test_netns_holder_ends_quietly_when_its_parent_goes(when: str) -> None:
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     code = (
-        "import sys; from agones.localcluster.netns import helper_main; "
+        "import sys; from agones.localcluster.nodes.netns import helper_main; "
         f"sys.exit(helper_main({child.fileno()}))"
     )
     if when == "before-ready":

@@ -2,7 +2,7 @@
 reference §1, and schemas that accept what Agones itself returned (the oracle fixtures).
 
 Validity is judged by the local API server's own CRD and custom-resource validation
-(`agones.localcluster.crd` / `.schema`), so these tests also pin what that server accepts."""
+(`agones.localcluster.apiserver.crd` / `.schema`), so these tests also pin what that server accepts."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import yaml
 
 from agones.apis.scheme import load
 from agones.featuregates import Feature, FeatureGates
-from agones.localcluster.crd import validate_crd
-from agones.localcluster.schema import (
+from agones.localcluster.apiserver.crd import validate_crd
+from agones.localcluster.apiserver.schema import (
     apply_defaults,
     prune,
     prune_crd_schema_fields,

@@ -10,7 +10,7 @@ import json
 import kubernetes.client.models as models
 import pytest
 
-from agones.localcluster.protobuf_messages import INLINE, KEEP_ZERO, MESSAGES, RAW
+from agones.localcluster.apiserver.protobuf_messages import INLINE, KEEP_ZERO, MESSAGES, RAW
 from tools.codegen import k8s_protobuf
 
 # Fields the installed (newer) client models no longer carry under their v1.28 names.

@@ -2,8 +2,8 @@
 
 import pytest
 
-from agones.localcluster.admission import rule_matches
-from agones.localcluster.resources import ResourceInfo
+from agones.localcluster.apiserver.admission import rule_matches
+from agones.localcluster.apiserver.resources import ResourceInfo
 
 GS = ResourceInfo("agones.dev", "v1", "gameservers", "GameServer", True)
 NS = ResourceInfo("", "v1", "namespaces", "Namespace", False)

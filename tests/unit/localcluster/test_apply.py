@@ -2,7 +2,7 @@
 
 import pytest
 
-from agones.localcluster.apply import (
+from agones.localcluster.apiserver.apply import (
     ApplyConflict,
     field_set,
     from_fields_v1,
@@ -11,7 +11,7 @@ from agones.localcluster.apply import (
     server_side_apply,
     to_fields_v1,
 )
-from agones.localcluster.patch import PRIMITIVE_MERGE
+from agones.localcluster.apiserver.patch import PRIMITIVE_MERGE
 
 META = {("spec", "ports"): "name", ("spec", "tags"): PRIMITIVE_MERGE}
 

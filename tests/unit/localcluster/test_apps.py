@@ -8,13 +8,17 @@ from typing import Any
 
 import pytest
 
-from agones.localcluster.apps import (
+from agones.localcluster.apiserver.apps import (
     pod_template_hash,
     resolve_fenceposts,
     templates_equal,
     validate_deployment,
 )
-from agones.localcluster.deployment import deployment_status, plan_recreate, plan_rolling
+from agones.localcluster.controllers.deployment import (
+    deployment_status,
+    plan_recreate,
+    plan_rolling,
+)
 
 
 def deployment(**spec: Any) -> dict[str, Any]:

@@ -6,9 +6,9 @@ import pytest
 import yaml
 from multidict import MultiDict
 
-from agones.localcluster import errors
-from agones.localcluster.limits import MAX_DEPTH, check_depth, may_be_too_deep, too_deep
-from agones.localcluster.requests import query_int64
+from agones.localcluster.apiserver import errors
+from agones.localcluster.apiserver.limits import MAX_DEPTH, check_depth, may_be_too_deep, too_deep
+from agones.localcluster.apiserver.requests import query_int64
 
 
 def nested(depth: int) -> object:

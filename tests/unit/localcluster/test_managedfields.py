@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agones.localcluster.managedfields import (
+from agones.localcluster.apiserver.managedfields import (
     compare,
     created_fields,
     encode_fields_v1,
@@ -12,7 +12,7 @@ from agones.localcluster.managedfields import (
     parse_fields_v1,
     record_update,
 )
-from agones.localcluster.patch import PRIMITIVE_MERGE
+from agones.localcluster.apiserver.patch import PRIMITIVE_MERGE
 
 META = {("spec", "ports"): "name", ("metadata", "finalizers"): PRIMITIVE_MERGE}
 

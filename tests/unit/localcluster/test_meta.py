@@ -2,7 +2,7 @@
 
 import pytest
 
-from agones.localcluster.meta import qualified_name_errors, validate_object_meta
+from agones.localcluster.apiserver.meta import qualified_name_errors, validate_object_meta
 
 
 @pytest.mark.parametrize(

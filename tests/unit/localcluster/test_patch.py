@@ -4,7 +4,7 @@ import pytest
 
 from agones.jsonpatch import PatchError
 from agones.jsonpatch import apply_patch as apply_json_patch
-from agones.localcluster.patch import (
+from agones.localcluster.apiserver.patch import (
     PRIMITIVE_MERGE,
     apply_merge_patch,
     apply_strategic_merge_patch,

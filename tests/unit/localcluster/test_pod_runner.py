@@ -11,7 +11,8 @@ from typing import Any
 
 from agones.client.errors import ApiError
 from agones.informers import SharedInformerFactory
-from agones.localcluster.kubelet import Kubelet, KubeletConfig, PodRunner
+from agones.localcluster.nodes.kubelet import Kubelet
+from agones.localcluster.nodes.podrunner import KubeletConfig, PodRunner
 
 
 class _Client:

@@ -2,9 +2,9 @@
 
 import pytest
 
-from agones.localcluster.printers import columns_for_resource
-from agones.localcluster.resources import builtin_resources
-from agones.localcluster.table import to_table
+from agones.localcluster.apiserver.printers import columns_for_resource
+from agones.localcluster.apiserver.resources import builtin_resources
+from agones.localcluster.apiserver.table import to_table
 
 INFOS = {(i.group, i.resource): i for i in builtin_resources()}
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agones.localcluster import protobuf_special as special
-from agones.localcluster.protobuf import (
+from agones.localcluster.apiserver import protobuf_special as special
+from agones.localcluster.apiserver.protobuf import (
     MAGIC,
     ProtobufError,
     UnknownKindError,
@@ -19,7 +19,7 @@ from agones.localcluster.protobuf import (
     encode_object,
     message_for,
 )
-from agones.localcluster.protobuf_messages import GROUP_VERSIONS, KINDS
+from agones.localcluster.apiserver.protobuf_messages import GROUP_VERSIONS, KINDS
 
 
 def _varint(n: int) -> bytes:

@@ -14,14 +14,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agones.localcluster import ServerOptions, ThreadedAPIServer
-from agones.localcluster.protobuf import (
+from agones.localcluster.apiserver.protobuf import (
     CONTENT_TYPE,
     MAGIC,
     ProtobufError,
     decode_object,
     encode_object,
 )
-from agones.localcluster.protowire import length_delimited, varint
+from agones.localcluster.apiserver.protowire import length_delimited, varint
 from tests.cluster import Cluster
 
 NS = "pb-fuzz"

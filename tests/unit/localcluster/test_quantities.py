@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agones.localcluster.quantities import FORMAT_WRONG, allocatable_pods, canonicalize
-from agones.localcluster.scheduler import choose_node, node_object
+from agones.localcluster.apiserver.quantities import FORMAT_WRONG, allocatable_pods, canonicalize
+from agones.localcluster.nodes.scheduler import choose_node, node_object
 
 
 @pytest.mark.parametrize(

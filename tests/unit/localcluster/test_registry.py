@@ -10,8 +10,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from agones.localcluster import LocalAPIServer, ThreadedAPIServer, errors
-from agones.localcluster.deletion import DeleteOptions
+from agones.localcluster import LocalAPIServer, ThreadedAPIServer
+from agones.localcluster.apiserver import errors
+from agones.localcluster.apiserver.deletion import DeleteOptions
 
 
 def _pod(node: str = "") -> dict:

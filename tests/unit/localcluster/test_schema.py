@@ -2,7 +2,7 @@
 
 import pytest
 
-from agones.localcluster.schema import (
+from agones.localcluster.apiserver.schema import (
     apply_defaults,
     go_regexp,
     list_type_errors,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agones.localcluster.selectors import (
+from agones.localcluster.apiserver.selectors import (
     fields_match,
     labels_match,
     parse_field_selector,

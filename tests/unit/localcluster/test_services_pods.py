@@ -9,9 +9,14 @@ from typing import Any
 
 import pytest
 
-from agones.localcluster.endpoints import endpoint_slice, endpoint_subsets
-from agones.localcluster.podfiles import InCluster, MissingVolumeSource, PodFiles, volume_contents
-from agones.localcluster.serviceproxy import desired_listeners, pick_endpoint
+from agones.localcluster.controllers.endpoints import endpoint_slice, endpoint_subsets
+from agones.localcluster.nodes.podfiles import (
+    InCluster,
+    MissingVolumeSource,
+    PodFiles,
+    volume_contents,
+)
+from agones.localcluster.nodes.serviceproxy import desired_listeners, pick_endpoint
 
 SERVICE = {
     "metadata": {"name": "s", "namespace": "ns", "uid": "abcdef"},

@@ -9,10 +9,10 @@ import aiohttp
 import pytest
 
 from agones.informers import SharedInformerFactory
-from agones.localcluster.discovery import VERSION_INFO
-from agones.localcluster.kubelet import program_for, resolve_env
-from agones.localcluster.scheduler import Scheduler, choose_node, host_ports, node_object
-from agones.localcluster.simulated import GameOptions, game_options
+from agones.localcluster.apiserver.discovery import VERSION_INFO
+from agones.localcluster.nodes.containers import program_for, resolve_env
+from agones.localcluster.nodes.scheduler import Scheduler, choose_node, host_ports, node_object
+from agones.localcluster.nodes.simulated import GameOptions, game_options
 from agones.localcluster.stack import node_addresses
 
 PACKED = {
@@ -249,13 +249,13 @@ def test_node_addresses_are_loopback_only() -> None:
 )
 def test_structural_int_or_string_any_of(schema: dict[str, Any], errors: int) -> None:
     """The generated CRDs' IntOrString fields (as apiextensions' isIntOrStringAnyOfPattern)."""
-    from agones.localcluster.schema import structural_errors
+    from agones.localcluster.apiserver.schema import structural_errors
 
     assert len(structural_errors(schema, "spec", root=False)) == errors
 
 
 def test_unschedulable_message_names_each_reason() -> None:
-    from agones.localcluster.scheduler import NodeUsage, unschedulable_message
+    from agones.localcluster.nodes.scheduler import NodeUsage, unschedulable_message
 
     nodes = [*NODES, not_ready("n3")]
     existing = [pod("a", "n1", [("UDP", 7000)]), pod("b", "n2", [("UDP", 7000)])]

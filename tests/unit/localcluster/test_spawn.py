@@ -18,9 +18,9 @@ import grpc
 import pytest
 
 from agones.featuregates import FeatureGates
-from agones.localcluster.kubelet import KubeletConfig, PodRunner
-from agones.localcluster.netns import netns_supported
-from agones.localcluster.spawn import parent_death_prefix, start_process
+from agones.localcluster.nodes.netns import netns_supported
+from agones.localcluster.nodes.podrunner import KubeletConfig, PodRunner
+from agones.localcluster.nodes.spawn import parent_death_prefix, start_process
 from agones.sdk.proto import sdk_pb2, sdk_pb2_grpc
 from agones.sdkserver.localsdk import LocalSDKServer
 from agones.sdkserver.serve import serve_sdk
@@ -70,7 +70,7 @@ def test_a_child_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     code = (
         "import asyncio, sys, time\n"
-        "from agones.localcluster.spawn import start_process\n"
+        "from agones.localcluster.nodes.spawn import start_process\n"
         "async def main():\n"
         "    proc = await start_process(['sleep', '300'])\n"
         f"    open({str(pid_file)!r}, 'w').write(str(proc.pid))\n"

@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from agones.localcluster import errors
-from agones.localcluster.store import Store
+from agones.localcluster.apiserver import errors
+from agones.localcluster.apiserver.store import Store
 
 
 def _obj(name: str, ns: str = "default", **labels: str) -> dict:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agones.localcluster.table import columns_for, human_duration, jsonpath, to_table
+from agones.localcluster.apiserver.table import columns_for, human_duration, jsonpath, to_table
 
 
 @pytest.mark.parametrize(

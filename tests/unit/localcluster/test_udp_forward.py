@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agones.localcluster.netns import _UDPHostSide
+from agones.localcluster.nodes.netns import _UDPHostSide
 
 
 class _NeverNet:

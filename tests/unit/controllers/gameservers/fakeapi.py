@@ -23,7 +23,7 @@ import msgspec
 from agones.client.errors import ApiError, error_from_status
 from agones.client.rest import Resource
 from agones.informers.labels import parse
-from agones.localcluster.patch import apply_merge_patch
+from agones.localcluster.apiserver.patch import apply_merge_patch
 from tests.status import failure_status as status
 
 

@@ -1,0 +1,720 @@
+"""The generic REST semantics of every resource: create, get, list, update, patch, delete.
+
+This is the Python counterpart of apiserver's `registry/generic/registry.Store`: optimistic
+concurrency on resourceVersion, generation on spec change, the main resource versus the status
+subresource, finalizers and deletionTimestamp, delete propagation, dry run and admission. HTTP parsing
+lives in `handlers.py`; storage in `store.py`. Listeners (the CRD, namespace and garbage-collection
+controllers) are told of every committed change, synchronously, and must not block.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ...apis import field
+from ...apis.field import FieldError
+from ...apis.meta.labelselector import EVERYTHING
+from ...jsonpatch import PatchError
+from ...jsonpatch import apply_patch as apply_json_patch
+from . import apps, deletion, errors, managedfields, meta, podadmission, quantities
+from .apply import PATCH_RETRIES, apply_request, patch_meta_from_schema
+from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
+from .decoding import cannot_handle, drop_unknown_fields, guarded
+from .deletion import DeleteOptions
+from .faults import Faults
+from .patch import PatchMeta, apply_merge_patch, apply_strategic_merge_patch
+from .podadmission import validate_container_state_transitions
+from .registryops import Admission, ListResult, Obj
+from .resources import ResourceInfo, builtin_resources
+from .schema import base64_error, shape_error
+from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
+from .store import Entry, Store
+
+Listener = Callable[[ResourceInfo, Obj | None, Obj | None], None]
+
+
+class Registry:
+    def __init__(self, store: Store, faults: Faults) -> None:
+        self.store = store
+        self.faults = faults
+        self.admission: Admission | None = None
+        self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
+        self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
+        self.listeners: list[Listener] = []
+        self.cluster_ips = ClusterIPAllocator()
+        self.create_hooks = create_hooks(self.cluster_ips)
+        self._custom_merge_keys: dict[int, tuple[Any, PatchMeta]] = {}
+        # Checks of a kind's whole object on update (the CRD controller registers its own).
+        self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {
+            ("apps", "Deployment"): apps.validate_deployment,
+            ("apps", "ReplicaSet"): apps.validate_replicaset,
+        }
+        self.create_hooks[("apps", "Deployment")] = apps.create_deployment
+        self.create_hooks[("apps", "ReplicaSet")] = apps.create_replicaset
+        # Called by CRD-backed resources to default, prune and validate (see crd.py).
+        # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
+        self.graceful_pod_deletion = False
+        self.custom_default: Callable[[ResourceInfo, Obj], None] | None = None
+        self.custom_prepare: Callable[[ResourceInfo, Obj, bool], list[FieldError]] | None = None
+        for info in builtin_resources():
+            self.register(info)
+
+    # --- resource table ---
+
+    def register(self, info: ResourceInfo) -> None:
+        self._by_gvr[(info.group, info.version, info.resource)] = info
+        self._by_kind.setdefault((info.group, info.kind), info)
+
+    def unregister(self, group: str, resource: str) -> None:
+        for k in [
+            k for k, i in self._by_gvr.items() if i.group == group and i.resource == resource
+        ]:
+            info = self._by_gvr.pop(k)
+            if self._by_kind.get((info.group, info.kind)) is info:
+                del self._by_kind[(info.group, info.kind)]
+
+    def lookup(self, group: str, version: str, resource: str) -> ResourceInfo | None:
+        return self._by_gvr.get((group, version, resource))
+
+    def by_kind(self, group: str, kind: str) -> ResourceInfo | None:
+        return self._by_kind.get((group, kind))
+
+    def resources(self) -> Iterable[ResourceInfo]:
+        return self._by_gvr.values()
+
+    def by_key(self, key: str) -> ResourceInfo | None:
+        for info in self._by_gvr.values():
+            if info.key == key:
+                return info
+        return None
+
+    # --- reads ---
+
+    def get(self, info: ResourceInfo, ns: str, name: str) -> Entry:
+        entry = self.store.get(info.key, ns, name)
+        if entry is None:
+            raise errors.not_found(info.group, info.resource, name)
+        return entry
+
+    def list_entries(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        labels: LabelSelector = EVERYTHING,
+        fields: FieldSelector = (),
+        limit: int = 0,
+        continue_token: str = "",
+        exact_rv: int | None = None,
+    ) -> ListResult:
+        """A (page of a) list. A continue token resumes the snapshot its first page saw, as etcd
+        does; `exact_rv` lists the state at that resourceVersion (resourceVersionMatch=Exact)."""
+        start: tuple[str, str] | None = None
+        rv = self.store.rv
+        snapshot: list[Entry] | None = None
+        if continue_token:
+            start, rv = decode_continue(continue_token)
+            try:
+                snapshot = self.store.list_at(info.key, ns, rv, start)
+            except errors.StatusError:
+                raise errors.gone(_CONTINUE_EXPIRED) from None
+        elif exact_rv is not None:
+            rv = exact_rv
+            try:
+                snapshot = self.store.list_at(info.key, ns, rv)
+            except errors.StatusError:
+                raise errors.gone(_EXACT_EXPIRED) from None
+        source = iter(snapshot) if snapshot is not None else self.store.list(info.key, ns, start)
+        out: list[Entry] = []
+        filtered = not labels.empty() or bool(fields)
+        getters = info.fields
+        more = False
+        for entry in source:
+            obj = entry.obj
+            if not labels_match(labels, obj["metadata"].get("labels")):
+                continue
+            if fields and not fields_match(fields, getters, obj):
+                continue
+            if limit and len(out) >= limit:
+                more = True
+                break
+            out.append(entry)
+        token = ""
+        remaining = None
+        if more:
+            last = out[-1].obj["metadata"]
+            start_key = [last.get("namespace", ""), last["name"]]
+            token = base64.b64encode(
+                json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start_key}).encode()
+            ).decode()
+            if not filtered:
+                # The entry that stopped the page and everything after it.
+                remaining = 1 + sum(1 for _ in source)
+        return ListResult(out, rv, token, remaining)
+
+    # --- writes ---
+
+    def commit(self, info: ResourceInfo, prev: Entry | None, obj: Obj) -> Entry:
+        entry = self.store.put(info.key, obj, prev)
+        for listener in self.listeners:
+            listener(info, None if prev is None else prev.obj, entry.obj)
+        return entry
+
+    def remove(self, info: ResourceInfo, entry: Entry) -> Entry:
+        gone = self.store.delete(info.key, entry)
+        for listener in self.listeners:
+            listener(info, entry.obj, None)
+        return gone
+
+    def check_namespace(self, info: ResourceInfo, ns: str, name: str) -> None:
+        """NamespaceLifecycle admission of a create: the namespace exists and is not terminating."""
+        if not info.namespaced:
+            return
+        entry = self.store.get("/namespaces", "", ns)
+        if entry is None:
+            raise errors.not_found("", "namespaces", ns)
+        if entry.obj.get("metadata", {}).get("deletionTimestamp"):
+            err = errors.forbidden(
+                info.group,
+                info.resource,
+                name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
+            )
+            assert err.details is not None
+            err.details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {ns} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise err
+
+    def _validate(self, info: ResourceInfo, obj: Obj, strict: bool = False) -> None:
+        md = obj.get("metadata")
+        errs = (
+            meta.validate_object_meta(info.kind, md, info.namespaced)
+            if isinstance(md, dict)
+            else [field.required("metadata", "")]
+        )
+        if info.custom is not None and self.custom_prepare is not None:
+            errs.extend(self.custom_prepare(info, obj, strict))
+        elif info.top_fields is not None:
+            drop_unknown_fields(info, obj, strict)
+        if errs:
+            name = md.get("name", "") if isinstance(md, dict) else ""
+            raise errors.invalid(info.group, info.kind, name, errs)
+
+    def coerce(self, info: ResourceInfo, body: Any, ns: str) -> Obj:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request is not a JSON object")
+        obj = body
+        md = obj.get("metadata")
+        if md is None:
+            md = obj["metadata"] = {}
+        if not isinstance(md, dict):
+            raise errors.bad_request("metadata must be an object")
+        shape = shape_error(obj, info.top_fields is not None)
+        if not shape and info.top_fields is not None:
+            shape = base64_error(info.kind, obj) or quantities.canonicalize(info.kind, obj)
+        if shape:
+            raise cannot_handle(info, shape)
+        kind = obj.get("kind")
+        if kind and kind != info.kind:
+            raise errors.bad_request(
+                f"the API version in the data ({obj.get('apiVersion', '')}) does not match the expected API version ({info.api_version})"
+                if obj.get("apiVersion") != info.api_version
+                else f"kind {kind} does not match expected {info.kind}"
+            )
+        obj["apiVersion"] = info.api_version
+        obj["kind"] = info.kind
+        if info.namespaced:
+            body_ns = md.get("namespace")
+            if body_ns and body_ns != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            md["namespace"] = ns
+        else:
+            # Cluster-scoped objects have no namespace: one sent is dropped, as BeforeCreate does.
+            md.pop("namespace", None)
+        if info.to_storage is not None:
+            obj = info.to_storage(obj)
+        return obj
+
+    async def _mutate(
+        self,
+        op: str,
+        info: ResourceInfo,
+        ns: str,
+        sub: str,
+        obj: Obj,
+        old: Obj | None,
+        dry_run: bool,
+    ) -> Obj:
+        """Run mutating admission; custom resources are defaulted and pruned first, as on decode."""
+        assert self.admission is not None
+        if not self.admission.mutating_configured():
+            return obj
+        if info.custom is not None and self.custom_default is not None:
+            self.custom_default(info, obj)
+        mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run)
+        return obj if mutated is None else self.coerce(info, mutated, ns)
+
+    async def create(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        body: Any,
+        dry_run: bool = False,
+        sub: str = "",
+        system: bool = False,
+        strict: bool = False,
+        manager: str | None = None,
+    ) -> Entry:
+        """Create; `manager` (None for the server's own writes and applies) records its fields
+        in managedFields as an Update."""
+        obj = self.coerce(info, body, ns)
+        md = obj["metadata"]
+        if manager is not None:
+            empty = managedfields.empty_object(
+                info.custom is None, "spec" in (info.top_fields or ()), info.has_status
+            )
+            ignored = ("status",) if info.has_status else ()
+            self._record(info, manager, sub, empty, obj, ignored)
+        if not system:
+            await self.faults.before_write(
+                info.group, info.resource, md.get("name") or md.get("generateName", "")
+            )
+        rv = md.get("resourceVersion") or ""
+        if rv.isascii() and rv.isdigit() and int(rv) != 0:
+            # etcd3's store refuses only a version that parses and is not 0 (a 500, as there)
+            raise errors.internal("resourceVersion should not be set on objects to be created")
+        self.check_namespace(info, ns, md.get("name", ""))
+        if (info.group, info.kind, sub) == ("", "Pod", "") and not system:
+            await podadmission.admit_service_account(self.store, ns, obj)
+        if self.admission is not None:
+            obj = await self._mutate("CREATE", info, ns, sub, obj, None, dry_run)
+            md = obj["metadata"]
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = meta.generate_name(md["generateName"])
+        meta.prepare_create(md, info.generation)
+        if info.custom is not None and info.has_status:
+            obj.pop("status", None)
+        hook = self.create_hooks.get((info.group, info.kind))
+        errs = guarded(info, hook, obj) if hook is not None else []
+        if errs:
+            raise errors.invalid(info.group, info.kind, md.get("name", ""), errs)
+        self._validate(info, obj, strict)
+        if self.admission is not None:
+            await self.admission.validate("CREATE", info, sub, obj, None, dry_run)
+        name = md["name"]
+        if self.store.get(info.key, md.get("namespace", ""), name) is not None:
+            raise errors.already_exists(info.group, info.resource, name)
+        if dry_run:
+            return Entry(obj, b"", self.store.rv)
+        return self.commit(info, None, obj)
+
+    async def update(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        body: Any,
+        sub: str = "",
+        dry_run: bool = False,
+        strict: bool = False,
+        manager: str | None = None,
+    ) -> Entry:
+        await self.faults.before_write(info.group, info.resource, name)
+        obj = self.coerce(info, body, ns)
+        body_name = obj["metadata"].get("name")
+        if body_name != name:
+            raise errors.bad_request(
+                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+                if body_name
+                else "name is required"
+            )
+        if obj["metadata"].get("resourceVersion"):
+            return await self.update_checked(
+                info, ns, name, obj, sub, dry_run, strict=strict, manager=manager
+            )
+        # An unconditional update is retried against the latest object, like a patch.
+        for attempt in range(PATCH_RETRIES):
+            try:
+                return await self.update_checked(
+                    info, ns, name, copy.deepcopy(obj), sub, dry_run, strict=strict, manager=manager
+                )
+            except errors.StatusError as err:
+                if err.reason != "Conflict" or attempt == PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def update_checked(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        obj: Obj,
+        sub: str,
+        dry_run: bool,
+        op: str = "UPDATE",
+        strict: bool = False,
+        manager: str | None = None,
+    ) -> Entry:
+        current = self.get(info, ns, name)
+        old = current.obj
+        md = obj["metadata"]
+        want_rv = md.get("resourceVersion", "")
+        if want_rv:
+            if not want_rv.isdigit():
+                # kube-apiserver fails these with 500 (an unconverted storage error); say 400.
+                raise errors.bad_request(
+                    f'resourceVersion: Invalid value: "{want_rv}": must be an unsigned integer'
+                )
+            if want_rv != old["metadata"]["resourceVersion"]:
+                raise errors.conflict(info.group, info.resource, name, errors.OBJECT_MODIFIED)
+        elif info.custom is not None:
+            raise errors.invalid(
+                info.group,
+                info.kind,
+                name,
+                [
+                    field.invalid(
+                        "metadata.resourceVersion", "0x0", "must be specified for an update"
+                    )
+                ],
+            )
+        uid = md.get("uid")
+        if uid and uid != old["metadata"].get("uid"):
+            raise errors.conflict(
+                info.group,
+                info.resource,
+                name,
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old['metadata'].get('uid')}",
+            )
+        if manager is not None:
+            obj = self._merge_subresource(info, sub, obj, old)
+            served = info.from_storage(copy.deepcopy(old)) if info.from_storage else old
+            self._record(info, manager, sub, served, obj, (), old["metadata"])
+        if self.admission is not None:
+            obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
+        obj = self._merge_subresource(info, sub, obj, old)
+        md = obj["metadata"]
+        meta.keep_immutable(md, old["metadata"])
+        if old["metadata"].get("deletionTimestamp"):
+            added = set(md.get("finalizers") or []) - set(old["metadata"].get("finalizers") or [])
+            if added:
+                raise errors.invalid(
+                    info.group,
+                    info.kind,
+                    name,
+                    [
+                        field.forbidden(
+                            "metadata.finalizers",
+                            f"no new finalizers can be added if the object is being deleted, found new finalizers {sorted(added)!r}",
+                        )
+                    ],
+                )
+        if info.kind == "Pod" and not info.group:
+            check = validate_pod_update if not sub else validate_container_state_transitions
+            errs = guarded(info, lambda o: check(o, old), obj)
+            if errs:
+                raise errors.invalid("", "Pod", name, errs)
+        if info.kind == "Secret" and not info.group:
+            errs = guarded(info, normalize_secret, obj)
+            if errs:
+                raise errors.invalid("", "Secret", name, errs)
+        validator = self.update_validators.get((info.group, info.kind))
+        if validator is not None and not sub:
+            errs = guarded(info, validator, obj)
+            if errs:
+                raise errors.invalid(info.group, info.kind, name, errs)
+        self._validate(info, obj, strict)
+        # After defaulting and pruning, so an update that only omits defaulted fields is no change.
+        if info.generation and _spec_changed(info, obj, old):
+            md["generation"] = old["metadata"].get("generation", 0) + 1
+        if self.admission is not None:
+            await self.admission.validate(op, info, sub, obj, old, dry_run)
+        md["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if obj == old:
+            return current
+        if dry_run:
+            return Entry(obj, b"", self.store.rv)
+        if self.store.get(info.key, ns, name) is not current:
+            raise errors.conflict(info.group, info.resource, name, errors.OBJECT_MODIFIED)
+        if md.get("deletionTimestamp") and not md.get("finalizers"):
+            self.commit(info, current, obj)
+            entry = self.store.get(info.key, ns, name)
+            assert entry is not None
+            return self.remove(info, entry)
+        return self.commit(info, current, obj)
+
+    def _record(
+        self,
+        info: ResourceInfo,
+        manager: str,
+        sub: str,
+        before: Obj,
+        obj: Obj,
+        ignored: tuple[str, ...],
+        old_md: Obj | None = None,
+    ) -> None:
+        """Record `manager`'s Update of `before` into `obj` in obj's managedFields: those the
+        request sent, unless it sent none or writes a subresource, then the stored ones (as
+        FieldManager.Update keeps them from clients that do not know managedFields)."""
+        md = obj["metadata"]
+        base = md.get("managedFields")
+        if not base or sub:
+            base = (old_md or {}).get("managedFields") or []
+        if not isinstance(base, list) or not all(isinstance(m, dict) for m in base):
+            return  # malformed: refused by validation, as the real decoder refuses it
+        meta_keys = self._merge_keys(info)
+        now = meta.now_rfc3339()
+        if not base and old_md is None:
+            fields = managedfields.created_fields(before, obj, meta_keys, ignored)
+            managed = [managedfields.entry(manager, info.api_version, sub, now, fields)]
+        else:
+            change = managedfields.compare(before, obj, meta_keys, ignored)
+            managed = managedfields.record_update(base, change, manager, info.api_version, sub, now)
+        if managed:
+            md["managedFields"] = managed
+        else:
+            md.pop("managedFields", None)
+
+    def _merge_keys(self, info: ResourceInfo) -> PatchMeta:
+        """The list merge keys of a kind (a custom resource's read from its schema, once)."""
+        if info.patch_meta is not None:
+            return info.patch_meta
+        custom = info.custom
+        cached = self._custom_merge_keys.get(id(custom))
+        if cached is None or cached[0] is not custom:
+            cached = (custom, patch_meta_from_schema(custom.schema if custom else None))
+            self._custom_merge_keys[id(custom)] = cached
+        return cached[1]
+
+    def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:
+        if not info.has_status:
+            return obj
+        if sub == "status":
+            out = copy.deepcopy(old)
+            out["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion", "")
+            if "status" in obj:
+                out["status"] = obj["status"]
+            else:
+                out.pop("status", None)
+            if not info.custom:
+                # Built-in status updates may also change labels and annotations.
+                for k in ("labels", "annotations"):
+                    if k in obj["metadata"]:
+                        out["metadata"][k] = obj["metadata"][k]
+            return out
+        if "status" in old:
+            obj["status"] = old["status"]
+        else:
+            obj.pop("status", None)
+        return obj
+
+    async def patch(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        patch_type: str,
+        patch: Any,
+        sub: str = "",
+        dry_run: bool = False,
+        strict: bool = False,
+        manager: str | None = None,
+    ) -> Entry:
+        await self.faults.before_write(info.group, info.resource, name)
+        # Without a resourceVersion precondition a patch is re-applied to the latest object when a
+        # concurrent write wins the race, as the apiserver's update loop does.
+        precondition = _patch_sets_resource_version(patch_type, patch)
+        for attempt in range(PATCH_RETRIES):
+            current = self.get(info, ns, name)
+            obj = self._patched(info, ns, name, current, patch_type, patch)
+            try:
+                return await self.update_checked(
+                    info, ns, name, obj, sub, dry_run, "UPDATE", strict, manager
+                )
+            except errors.StatusError as err:
+                if err.reason != "Conflict" or precondition or attempt == PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _patched(
+        self, info: ResourceInfo, ns: str, name: str, current: Entry, patch_type: str, patch: Any
+    ) -> Obj:
+        base = copy.deepcopy(current.obj)
+        if info.from_storage is not None:
+            base = info.from_storage(base)
+        if patch_type == "json":
+            patch = [] if patch is None else patch  # `null` decodes to the empty patch
+            check_json_patch(patch)
+        try:
+            if patch_type == "json":
+                patched = apply_json_patch(base, patch)
+            elif patch_type == "merge":
+                patched = apply_merge_patch(base, patch)
+            elif patch_type == "strategic":
+                if info.patch_meta is None:
+                    raise errors.unsupported_media_type("application/strategic-merge-patch+json")
+                patched = apply_strategic_merge_patch(base, patch, info.patch_meta)
+            else:
+                raise errors.unsupported_media_type(patch_type)
+        except PatchError as err:
+            if patch_type == "json":
+                raise json_patch_failed() from None
+            raise errors.StatusError(422, "Invalid", str(err)) from None
+        if not isinstance(patched, dict):
+            raise errors.bad_request("the patched object is not a JSON object")
+        patched_md = patched.get("metadata")
+        if not isinstance(patched_md, dict):
+            raise errors.bad_request("metadata must be an object")
+        # A resourceVersion in the patch is a precondition; otherwise the patch applies to `current`.
+        if not patched_md.get("resourceVersion"):
+            patched_md["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
+        obj = self.coerce(info, patched, ns)
+        if obj["metadata"].get("name") != name:
+            raise errors.bad_request(
+                f"the name of the object ({obj['metadata'].get('name')}) does not match the name on the URL ({name})"
+            )
+        return obj
+
+    async def apply(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        config: Obj,
+        manager: str,
+        sub: str = "",
+        dry_run: bool = False,
+        strict: bool = False,
+        force: bool = False,
+    ) -> tuple[Entry, bool]:
+        """Server-side apply (apply.py): create when absent, else merge with field ownership.
+        Returns (object, whether it was created)."""
+        return await apply_request(
+            self, info, ns, name, config, manager, sub, dry_run, strict, force
+        )
+
+    # --- deletion (deletion.py) ---
+
+    async def delete(
+        self, info: ResourceInfo, ns: str, name: str, opts: DeleteOptions, system: bool = False
+    ) -> tuple[Entry, bool]:
+        """Delete or start deleting; returns (object, whether it is gone now).
+
+        `system` deletions (the garbage collector's, the namespace controller's) skip fault injection.
+        """
+        return await deletion.delete(self, info, ns, name, opts, system)
+
+    async def delete_collection(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        labels: LabelSelector,
+        fields: FieldSelector,
+        opts: DeleteOptions,
+    ) -> list[Entry]:
+        return await deletion.delete_collection(self, info, ns, labels, fields, opts)
+
+    # --- helpers for controllers (no admission, no fault injection) ---
+
+    def force_update(
+        self, info: ResourceInfo, entry: Entry, change: Callable[[Obj], None]
+    ) -> Entry:
+        """Apply `change` to a copy of the stored object and commit it (controllers' writes)."""
+        obj = copy.deepcopy(entry.obj)
+        change(obj)
+        md = obj["metadata"]
+        if (
+            md.get("deletionTimestamp")
+            and not md.get("finalizers")
+            and not (info.kind == "Namespace" and (obj.get("spec") or {}).get("finalizers"))
+        ):
+            self.commit(info, entry, obj)
+            latest = self.store.get(info.key, md.get("namespace", ""), md["name"])
+            assert latest is not None
+            return self.remove(info, latest)
+        if obj == entry.obj:
+            return entry
+        return self.commit(info, entry, obj)
+
+    def force_remove(self, info: ResourceInfo, entry: Entry) -> Entry:
+        return self.remove(info, entry)
+
+
+def decode_continue(token: str) -> tuple[tuple[str, str], int]:
+    """The start key and resourceVersion of a continue token; a 400 when it is not one."""
+    try:
+        decoded = json.loads(base64.b64decode(token))
+        start = (str(decoded["start"][0]), str(decoded["start"][1]))
+        return start, int(decoded["rv"])
+    except (ValueError, KeyError, TypeError, IndexError):
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from None
+
+
+# The etcd store's message when an exact list's revision has been compacted.
+_EXACT_EXPIRED = "The resourceVersion for the provided list is too old."
+_CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start "
+    "a new list without the continue parameter, or use the continue token in this response to "
+    "retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the first "
+    "chunk was returned and now may show up in the list."
+)
+
+
+_JSON_TYPES = {dict: "object", str: "string", int: "number", float: "number", bool: "bool"}
+# The apiserver's limit on the operations of one JSON patch (maxJSONPatchOperations).
+MAX_JSON_PATCH_OPERATIONS = 10000
+
+
+def check_json_patch(patch: Any) -> None:
+    """What jsonpatch.DecodePatch refuses (400), and the operation limit (413)."""
+    if not isinstance(patch, list):
+        kind = _JSON_TYPES.get(type(patch), "value")
+        raise errors.bad_request(
+            f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch"
+        )
+    if len(patch) > MAX_JSON_PATCH_OPERATIONS:
+        raise errors.StatusError(
+            413,
+            "RequestEntityTooLarge",
+            "Request entity too large: The allowed maximum operations in a JSON patch is "
+            f"{MAX_JSON_PATCH_OPERATIONS}, got {len(patch)}",
+        )
+
+
+def json_patch_failed() -> errors.StatusError:
+    """A JSON patch that does not apply (a failed `test`, a missing path): the apiserver wraps the
+    library's error in NewGenericServerResponse(422), which keeps none of its text."""
+    return errors.StatusError(
+        422, "Invalid", "the server rejected our request due to an error in our request", {}
+    )
+
+
+def _patch_sets_resource_version(patch_type: str, patch: Any) -> bool:
+    if patch_type == "json":
+        return isinstance(patch, list) and any(
+            isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch
+        )
+    md = patch.get("metadata") if isinstance(patch, dict) else None
+    return isinstance(md, dict) and bool(md.get("resourceVersion"))
+
+
+def _spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:
+    """Whether anything but metadata (and status, when it is a subresource) changed."""
+    skip = {"metadata", "apiVersion", "kind"}
+    if info.custom is None or info.has_status:
+        skip.add("status")
+    keys = (set(new) | set(old)) - skip
+    return any(new.get(k) != old.get(k) for k in keys)

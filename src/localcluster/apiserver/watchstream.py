@@ -1,0 +1,232 @@
+"""Serving a watch: the chunked stream of JSON lines (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) a
+client reads until `timeoutSeconds`, with periodic bookmarks, watch-list initial events, Table
+rendering for kubectl, and the connection aborted when its consumer falls too far behind.
+
+A client whose Accept prefers protobuf (client-go's typed clients) gets kube-apiserver's protobuf
+stream instead, for built-in kinds: `application/vnd.kubernetes.protobuf;stream=watch`, each event
+a 4-byte big-endian length and a `metav1.WatchEvent` whose object is the enveloped object.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from ...apis import field
+from . import errors
+from .printers import columns_for_resource
+from .protobuf import CONTENT_TYPE as PROTOBUF
+from .protobuf import ProtobufError, encode_object
+from .protowire import length_delimited
+from .registry import Registry
+from .requests import (
+    JSON,
+    encode,
+    query_bool,
+    query_int64,
+    selectors,
+    wants_protobuf,
+    wants_table,
+)
+from .resources import ResourceInfo
+from .selectors import fields_match, labels_match
+from .table import to_table
+
+_encode = encode
+
+
+class WatchServer:
+    def __init__(self, registry: Registry, bookmark_interval: float) -> None:
+        self.registry = registry
+        self.bookmark_interval = bookmark_interval
+
+    async def serve(
+        self, request: web.Request, info: ResourceInfo, ns: str, name: str
+    ) -> web.StreamResponse:
+        q = request.query
+        labels, fields = selectors(info, q)
+        if name:
+            fields = (*fields, ("metadata.name", "=", name))
+        rv_param = q.get("resourceVersion", "")
+        try:
+            since = None if rv_param in ("", "0") else int(rv_param)
+        except ValueError:
+            raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
+        # an int64 in ListOptions: "nan", "inf" or "1.5" do not decode (and "nan" never expires)
+        timeout = float(query_int64(q, "timeoutSeconds") or 0) or 1800.0
+        bookmarks = query_bool(q.get("allowWatchBookmarks"))
+        initial_end = query_bool(q.get("sendInitialEvents"))
+        problems = watch_option_errors(
+            q.get("resourceVersionMatch", ""), q.get("continue", ""), "sendInitialEvents" in q
+        )
+        if initial_end and not bookmarks:
+            problems.append(
+                field.forbidden(
+                    "sendInitialEvents",
+                    "sendInitialEvents requires setting allowWatchBookmarks to true",
+                )
+            )
+        if problems:
+            raise errors.invalid("meta.k8s.io", "ListOptions", "", problems)
+        getters = info.fields
+
+        def predicate(obj: dict[str, Any]) -> bool:
+            if not labels_match(labels, obj["metadata"].get("labels")):
+                return False
+            if fields:
+                return fields_match(fields, getters, obj)
+            return True
+
+        deadline = time.monotonic() + timeout
+        kind_prefix = {"kind": info.kind, "apiVersion": info.api_version}
+        table = (
+            (
+                q.get("includeObject", "Metadata"),
+                columns_for_resource(info),
+            )
+            if wants_table(request)
+            else None
+        )
+        store = self.registry.store
+        frame = (
+            _protobuf_frame
+            if table is None and info.custom is None and (wants_protobuf(request))
+            else None
+        )
+        ctype = f"{PROTOBUF};stream=watch" if frame is not None else JSON
+        resp = web.StreamResponse(
+            status=200, headers={"Content-Type": ctype, "Cache-Control": "no-cache, private"}
+        )
+        resp.enable_chunked_encoding()
+        # Headers first: the watcher is registered only once nothing can fail before the `finally`
+        # that removes it (a client gone during `prepare` would leave it filling up unread).
+        await resp.prepare(request)
+        try:
+            watcher = store.watch(
+                info.key,
+                ns,
+                predicate if (not labels.empty() or fields) else None,
+                since if not initial_end else None,
+            )
+        except errors.StatusError as err:
+            error = {"type": "ERROR", "object": err.status()}
+            await resp.write(frame(error) if frame is not None else _encode(error) + b"\n")
+            return resp
+        transport = request.transport
+        if transport is not None:
+            watcher.on_overrun = transport.abort
+        try:
+            if initial_end:
+                mark = {
+                    **kind_prefix,
+                    "metadata": {
+                        "resourceVersion": str(store.rv),
+                        "annotations": {"k8s.io/initial-events-end": "true"},
+                    },
+                }
+                watcher.push(("BOOKMARK", mark, b""))
+            next_bookmark = time.monotonic() + self.bookmark_interval
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    break
+                wait = min(deadline, next_bookmark if bookmarks else deadline) - now
+                batch = await watcher.next_batch(max(wait, 0.0))
+                if watcher.closed:
+                    break
+                if batch:
+                    chunks = [
+                        self._event_line(info, typ, obj, raw, table)
+                        if frame is None
+                        else frame(_event(info, typ, obj, raw))
+                        for typ, obj, raw in batch
+                    ]
+                    await resp.write(b"".join(chunks))
+                if bookmarks and time.monotonic() >= next_bookmark:
+                    mark = {**kind_prefix, "metadata": {"resourceVersion": str(store.rv)}}
+                    event = {"type": "BOOKMARK", "object": mark}
+                    await resp.write(frame(event) if frame is not None else _encode(event) + b"\n")
+                    next_bookmark = time.monotonic() + self.bookmark_interval
+        except ConnectionResetError:
+            pass
+        finally:
+            store.stop_watch(info.key, watcher)
+        return resp
+
+    @staticmethod
+    def _event_line(
+        info: ResourceInfo,
+        typ: str,
+        obj: dict[str, Any] | None,
+        raw: bytes,
+        table: tuple[str, Any] | None,
+    ) -> bytes:
+        """One watch event as a JSON line: the stored bytes when they can be used as they are, a
+        one-row Table for `as=Table` watches (kubectl get -w)."""
+        if info.from_storage is not None and obj is not None and typ not in ("BOOKMARK", "ERROR"):
+            obj, raw = info.from_storage(obj), b""
+        if table is not None and obj is not None and typ not in ("BOOKMARK", "ERROR"):
+            list_meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+            rendered = to_table([obj], table[1], list_meta, table[0])
+            return _encode({"type": typ, "object": rendered}) + b"\n"
+        if raw and (
+            info.custom is None or obj is None or obj.get("apiVersion") == info.api_version
+        ):
+            return b'{"type":"' + typ.encode() + b'","object":' + raw + b"}\n"
+        if info.custom is not None and obj is not None and typ != "BOOKMARK":
+            obj = {**obj, "apiVersion": info.api_version}
+        return _encode({"type": typ, "object": obj}) + b"\n"
+
+
+def _event(info: ResourceInfo, typ: str, obj: dict[str, Any] | None, raw: bytes) -> dict[str, Any]:
+    if obj is None:
+        obj = msgspec.json.decode(raw)
+    elif info.from_storage is not None and typ not in ("BOOKMARK", "ERROR"):
+        obj = info.from_storage(obj)
+    return {"type": typ, "object": obj}
+
+
+def _protobuf_frame(event: dict[str, Any]) -> bytes:
+    """One length-delimited `metav1.WatchEvent` {type, object: RawExtension{raw}}, the raw bytes
+    being the object's own enveloped protobuf body (a Status for ERROR events)."""
+    try:
+        typ, obj = event["type"], encode_object(event["object"])
+    except ProtobufError as err:  # a stored object the v1.28 messages cannot carry
+        typ, obj = "ERROR", encode_object(errors.internal(f"encoding the object: {err}").status())
+    body = length_delimited(1, typ.encode()) + length_delimited(2, length_delimited(1, obj))
+    return len(body).to_bytes(4, "big") + body
+
+
+def watch_option_errors(
+    match: str, continue_token: str, send_initial_events: bool
+) -> list[field.FieldError]:
+    """What apimachinery's validateWatchOptions refuses (the WatchList feature taken as enabled)."""
+    out: list[field.FieldError] = []
+    if send_initial_events and match != "NotOlderThan":
+        out.append(
+            field.forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if match:
+        if not send_initial_events:
+            out.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                )
+            )
+        if match != "NotOlderThan":
+            out.append(field.not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
+        if continue_token:
+            out.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+    return out

@@ -1,0 +1,141 @@
+"""What a container of a process pod runs as: the image → local program map (`IMAGE_PROGRAMS`), the
+argv (`program_for`: `command` replaces the image's ENTRYPOINT, `args` its CMD), its environment
+with `fieldRef`s resolved (`resolve_env`), a probe's port, and one running container's state as the
+pod status reports it (`Container`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("agones.localcluster.nodes.containers")
+
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+SIDECAR_NAME = "agones-gameserver-sidecar"
+SIDECAR_MIN_GRACE = 2.0
+"""Seconds a native sidecar gets after the app containers, however little grace is left (the
+kubelet's minimum grace period when it kills a container)."""
+
+AGONES = [sys.executable, "-m", "agones"]
+IMAGE_PROGRAMS: list[tuple[re.Pattern[str], list[str], list[str]]] = [
+    (
+        re.compile(r"(^|/)simple-game-server(:|@|$)"),
+        [sys.executable, str(REPO_ROOT / "examples" / "simple-game-server")],
+        [],
+    ),
+    (re.compile(r"(^|/)agones-sdk(:|@|$)"), [*AGONES, "sdkserver"], []),
+    *(
+        (re.compile(rf"(^|/)agones-{command}(:|@|$)"), AGONES, [command])
+        for command in ("controller", "extensions", "allocator", "ping")
+    ),
+]
+"""Image → (ENTRYPOINT, CMD) of the images the repository's Dockerfile builds: `agones` with the
+component as its default command (the SDK image's entrypoint is `agones sdkserver`)."""
+
+
+def program_for(container: dict[str, Any]) -> list[str] | None:
+    """The argv that runs this container locally, or None (simulate). As a container runtime
+    does: `command` replaces the image's ENTRYPOINT, `args` its CMD."""
+    args = [str(a) for a in container.get("args") or []]
+    if container.get("command"):
+        return [str(c) for c in container["command"]] + args
+    image = str(container.get("image") or "")
+    for pattern, entrypoint, cmd in IMAGE_PROGRAMS:
+        if pattern.search(image):
+            return [*entrypoint, *(args if "args" in container else cmd)]
+    return None
+
+
+def resolve_env(container: dict[str, Any], pod: dict[str, Any], node_ip: str) -> dict[str, str]:
+    """The container's env with `valueFrom.fieldRef` resolved as the kubelet does."""
+    md = pod.get("metadata") or {}
+    fields = {
+        "metadata.name": md.get("name", ""),
+        "metadata.namespace": md.get("namespace", ""),
+        "metadata.uid": md.get("uid", ""),
+        "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
+        "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
+        "status.hostIP": node_ip,
+        "status.podIP": node_ip,
+    }
+    env: dict[str, str] = {}
+    for item in container.get("env") or []:
+        name = item.get("name")
+        if not name:
+            continue
+        if "value" in item:
+            env[name] = str(item["value"])
+            continue
+        ref = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath", "")
+        m = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", ref)
+        if m:
+            env[name] = str((md.get(m.group(1)) or {}).get(m.group(2), ""))
+        elif ref in fields:
+            env[name] = str(fields[ref])
+    return env
+
+
+def probe_port(container: dict[str, Any], http: dict[str, Any]) -> int:
+    """An httpGet probe's port: a number, or the name of one of the container's ports."""
+    port = http.get("port")
+    if isinstance(port, str) and not port.isdigit():
+        named = [p for p in container.get("ports") or [] if p.get("name") == port]
+        return int(named[0]["containerPort"]) if named else 0
+    return int(port or 0)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Container:
+    """One container run as a local process."""
+
+    def __init__(self, spec: dict[str, Any], argv: list[str], env: dict[str, str]) -> None:
+        self.spec = spec
+        self.name: str = spec["name"]
+        self.argv = argv
+        self.env = env
+        self.proc: asyncio.subprocess.Process | None = None
+        self.restart_count = 0
+        self.started_at = ""
+        self.last_terminated: dict[str, Any] | None = None
+        self.terminated: dict[str, Any] | None = None
+        self.native_sidecar = spec.get("restartPolicy") == "Always"
+        """An init container with restartPolicy Always (runs beside the others, then stops)."""
+        self.stopped = False
+        """Stopped for good (the pod finished): not restarted."""
+        self.probe_ready = not (spec.get("readinessProbe") or {}).get("httpGet")
+        """The readiness probe's last answer (True without an httpGet readiness probe)."""
+
+    def status(self) -> dict[str, Any]:
+        state: dict[str, Any]
+        if self.terminated is not None:
+            state = {"terminated": self.terminated}
+        elif self.proc is not None:
+            state = {"running": {"startedAt": self.started_at}}
+        else:
+            state = {"waiting": {"reason": "ContainerCreating"}}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "image": self.spec.get("image", ""),
+            "imageID": "",
+            "ready": self.proc is not None and self.terminated is None and self.probe_ready,
+            "started": self.proc is not None and self.terminated is None,
+            "restartCount": self.restart_count,
+            "state": state,
+        }
+        if self.last_terminated is not None:
+            out["lastState"] = {"terminated": self.last_terminated}
+        return out

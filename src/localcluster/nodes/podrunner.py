@@ -1,0 +1,612 @@
+"""One pod on a simulated node, from start to deletion (`PodRunner`), and what it needs from its
+kubelet (`KubeletConfig`, pod IPs from `POD_CIDR`, the pods' state directory). The module docstring
+of `kubelet` tells what a pod runs as and how it is stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import random
+import signal
+import socket
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import structlog
+
+from ...client.errors import ApiError
+from ...client.rest import Resource, RESTClient
+from ...client.versioned.resources import PODS, SECRETS
+from ...featuregates import FeatureGates
+from ..apiserver.meta import now_rfc3339
+from .containers import (
+    REPO_ROOT,
+    SIDECAR_MIN_GRACE,
+    SIDECAR_NAME,
+    Container,
+    free_port,
+    probe_port,
+    program_for,
+    resolve_env,
+)
+from .netns import PodNetwork, netns_supported
+from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
+from .simulated import SharedGameServerStore, SimulatedGame, game_options
+from .spawn import start_process
+
+log = structlog.get_logger("agones.localcluster.nodes.podrunner")
+
+
+SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
+POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
+"""Pods in a network namespace of their own (but GameServers' pods) get an address here, where
+their declared container ports are relayed (so Services reach them); loopback only."""
+CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
+
+
+def pod_state_dir(config: KubeletConfig) -> Path:
+    """Where pods' files go: `config.state_dir`, else a directory under the temporary one."""
+    return Path(config.state_dir or Path(tempfile.gettempdir()) / "agones-local-pods")
+
+
+class PodIPs:
+    """Hands out `POD_CIDR` addresses, one per pod uid, process-wide (so two local clusters in
+    one process never give two pods one address)."""
+
+    def __init__(self) -> None:
+        self._by_uid: dict[str, str] = {}
+        self._next = random.randrange(POD_CIDR.num_addresses)
+
+    def allocate(self, uid: str, free: Callable[[str], bool] = lambda _ip: True) -> str:
+        """An address no pod of this process holds and `free` accepts (another process's local
+        cluster may be using it: its ports are then taken)."""
+        if uid in self._by_uid:
+            return self._by_uid[uid]
+        taken = set(self._by_uid.values())
+        while True:
+            ip = str(POD_CIDR[self._next % (POD_CIDR.num_addresses - 2) + 1])
+            self._next += 1
+            if ip not in taken and free(ip):
+                self._by_uid[uid] = ip
+                return ip
+
+    def release(self, uid: str) -> None:
+        self._by_uid.pop(uid, None)
+
+
+POD_IPS = PodIPs()
+
+
+def _bindable(ip: str, ports: list[tuple[int, str]]) -> bool:
+    """Whether every (port, protocol) can be bound on `ip` now."""
+    for port, protocol in ports:
+        kind = socket.SOCK_DGRAM if protocol == "UDP" else socket.SOCK_STREAM
+        with socket.socket(socket.AF_INET, kind) as sock:
+            try:
+                sock.bind((ip, port))
+            except OSError:
+                return False
+    return True
+
+
+@dataclass
+class KubeletConfig:
+    kubeconfig: str
+    """Kubeconfig the sidecar processes use (its server must be http(s)://127.0.0.1:<port>)."""
+    api_port: int
+    """The API server's port on 127.0.0.1 (made reachable inside each pod's namespace)."""
+    node_addresses: dict[str, str] = field(default_factory=dict)
+    """Node name → its 127.0.0.x address."""
+    gates: FeatureGates = field(default_factory=FeatureGates)
+    use_netns: bool | None = None
+    """None: when supported."""
+    log_dir: str | None = None
+    """Where container output goes (`<namespace>_<pod>_<container>.log`); None: discarded."""
+    simulate_all: bool = False
+    """Simulate every pod (benchmarks)."""
+    in_cluster: InCluster | None = None
+    """The API server's HTTPS port for pods' in-cluster config (None: no service-account files)."""
+    state_dir: str | None = None
+    """Where pods' volume and service-account files go (None: a temporary directory)."""
+
+
+class PodHost(Protocol):
+    """What a `PodRunner` uses of the kubelet that started it."""
+
+    client: RESTClient
+    config: KubeletConfig
+    gameservers: SharedGameServerStore
+    processes: set[int]
+
+
+class PodRunner:
+    """Runs one pod until it is deleted."""
+
+    def __init__(self, kubelet: PodHost, pod: dict[str, Any], node_ip: str) -> None:
+        self.kubelet = kubelet
+        self.pod = pod
+        md = pod["metadata"]
+        self.namespace: str = md["namespace"]
+        self.name: str = md["name"]
+        self.uid: str = md.get("uid", "")
+        self.node_ip = node_ip
+        self.containers: list[Container] = []
+        self.sim: SimulatedGame | None = None
+        self.net: PodNetwork | None = None
+        self.pod_ip = node_ip
+        self.files: PodFiles | None = None
+        self.terminating = False
+        self._tasks: list[asyncio.Task[Any]] = []
+        self.start_task: asyncio.Task[None] | None = None
+        """The running `start()`: `terminate()` waits for it, so nothing starts after the stop."""
+        self._status_lock = asyncio.Lock()
+        self._phase = "Pending"
+        self._start_time = ""
+        self._transitions: dict[str, tuple[str, str]] = {}
+        """Condition type → (status, lastTransitionTime): the time moves only when the status does."""
+
+    # -- status ---------------------------------------------------------------------------------
+
+    async def write_status(self) -> None:
+        async with self._status_lock:
+            spec = self.pod.get("spec") or {}
+            init_names = {c["name"] for c in spec.get("initContainers") or []}
+            statuses = [c.status() for c in self.containers if c.name not in init_names]
+            init_statuses = [c.status() for c in self.containers if c.name in init_names]
+            if self.sim is not None:
+                stamp = {"running": {"startedAt": now_rfc3339()}}
+
+                def simulated(c: dict[str, Any]) -> dict[str, Any]:
+                    return {
+                        "name": c["name"],
+                        "image": c.get("image", ""),
+                        "imageID": "",
+                        "ready": True,
+                        "started": True,
+                        "restartCount": 0,
+                        "state": stamp,
+                    }
+
+                statuses = [simulated(c) for c in spec.get("containers") or []]
+                init_statuses = [simulated(c) for c in spec.get("initContainers") or []]
+            ready = all(s["ready"] for s in statuses) and self._phase == "Running"
+            t = now_rfc3339()
+            self._start_time = self._start_time or t
+            conditions = []
+            for kind, value in (
+                ("PodScheduled", "True"),
+                ("Initialized", "True"),
+                ("ContainersReady", str(ready)),
+                ("Ready", str(ready)),
+            ):
+                was, since = self._transitions.get(kind, ("", t))
+                since = since if was == value else t
+                self._transitions[kind] = (value, since)
+                conditions.append({"type": kind, "status": value, "lastTransitionTime": since})
+            status: dict[str, Any] = {
+                "phase": self._phase,
+                "hostIP": self.node_ip,
+                "hostIPs": [{"ip": self.node_ip}],
+                "podIP": self.pod_ip,
+                "podIPs": [{"ip": self.pod_ip}],
+                "startTime": self._start_time,
+                "conditions": conditions,
+                "containerStatuses": statuses,
+            }
+            if init_statuses:
+                status["initContainerStatuses"] = init_statuses
+            try:
+                await self.kubelet.client.patch(
+                    PODS,
+                    self.name,
+                    {"status": status},
+                    namespace=self.namespace,
+                    subresource="status",
+                )
+            except ApiError as err:
+                if err.status_code != 404:
+                    log.warning("pod status update failed", pod=self.name, error=str(err))
+
+    # -- start ----------------------------------------------------------------------------------
+
+    def _should_simulate(self) -> bool:
+        if self.kubelet.config.simulate_all:
+            return True
+        annotations = self.pod["metadata"].get("annotations") or {}
+        if annotations.get(SIMULATE_ANNOTATION) == "true":
+            return True
+        spec = self.pod.get("spec") or {}
+        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        return all(program_for(c) is None for c in every if c.get("name") != SIDECAR_NAME)
+
+    async def start(self) -> None:
+        try:
+            if self._should_simulate():
+                await self._start_simulated()
+            else:
+                await self._start_processes()
+        except Exception as err:
+            log.exception("pod failed to start", pod=f"{self.namespace}/{self.name}")
+            self._phase = "Failed"
+            for c in self.containers:
+                c.terminated = c.terminated or {
+                    "exitCode": 128,
+                    "reason": "StartError",
+                    "message": str(err),
+                    "finishedAt": now_rfc3339(),
+                }
+            await self.write_status()
+
+    async def _start_simulated(self) -> None:
+        spec = self.pod.get("spec") or {}
+        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        sidecar = next((c for c in every if c.get("name") == SIDECAR_NAME), None)
+        game: dict[str, Any] = next(
+            (c for c in spec.get("containers") or [] if c.get("name") != SIDECAR_NAME), {}
+        )
+        gs_name = self.pod["metadata"].get("labels", {}).get("agones.dev/gameserver", "")
+        if sidecar is not None and gs_name:
+            env = resolve_env(sidecar, self.pod, self.node_ip)
+            gs_name = env.get("GAMESERVER_NAME", gs_name)
+            self.sim = SimulatedGame(
+                self.kubelet.gameservers,
+                self.namespace,
+                gs_name,
+                game_options(game),
+                self.kubelet.config.gates,
+            )
+        self._phase = "Running"
+        await self.write_status()
+        if self.sim is not None:
+            await self.sim.start()
+
+    async def _start_processes(self) -> None:
+        cfg = self.kubelet.config
+        spec = self.pod.get("spec") or {}
+        init = list(spec.get("initContainers") or [])
+        ordered = [
+            *[c for c in init if c.get("restartPolicy") == "Always"],
+            *(spec.get("containers") or []),
+        ]
+        use_netns = cfg.use_netns if cfg.use_netns is not None else netns_supported()
+        remap: dict[str, str] = {}
+        self.files = await self._prepare_files()
+        if use_netns:
+            self.net = await PodNetwork.create()
+            await self.net.expose_host_port(cfg.api_port, ("127.0.0.1", cfg.api_port))
+            if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
+                port = cfg.in_cluster.port
+                await self.net.expose_host_port(port, ("127.0.0.1", port))
+        else:
+            sidecar = {
+                "GRPC": free_port(),
+                "HTTP": free_port(),
+                "HEALTH": free_port(),
+            }
+            remap = {
+                "AGONES_SDK_GRPC_PORT": str(sidecar["GRPC"]),
+                "AGONES_SDK_HTTP_PORT": str(sidecar["HTTP"]),
+            }
+            self._health_port = sidecar["HEALTH"]
+        for c in ordered:
+            argv = program_for(c)
+            env = resolve_env(c, self.pod, self.node_ip)
+            if c.get("name") == SIDECAR_NAME:
+                env["KUBECONFIG"] = cfg.kubeconfig
+                if argv is None:
+                    argv = [sys.executable, "-m", "agones", "sdkserver", *c.get("args", [])]
+                if not use_netns:
+                    argv = [a for a in argv if not a.startswith(("--grpc-port", "--http-port"))]
+                    argv += [f"--grpc-port={remap['AGONES_SDK_GRPC_PORT']}"]
+                    argv += [f"--http-port={remap['AGONES_SDK_HTTP_PORT']}"]
+                    env["HEALTH_PORT"] = str(self._health_port)
+            elif not use_netns:
+                env.update({k: v for k, v in remap.items() if k in env})
+                ports = [p for p in c.get("ports") or [] if p.get("hostPort")]
+                if ports:
+                    env["PORT"] = str(ports[0]["hostPort"])
+            if argv is None:
+                argv = [sys.executable, "-c", "import signal; signal.pause()"]
+            argv = self.files.container_argv(c, argv)
+            env = self.files.container_env(c, env)
+            self.containers.append(Container(c, argv, env))
+        if self.net is not None and self._own_ip():
+            await self._forward_pod_ports()
+        if self.net is not None:
+            for c in ordered:
+                for p in c.get("ports") or []:
+                    if not p.get("hostPort"):
+                        continue
+                    await self._forward(
+                        int(p["hostPort"]),
+                        int(p.get("containerPort") or p["hostPort"]),
+                        p.get("protocol") or "TCP",
+                    )
+        for container in self.containers:
+            if self.terminating:
+                return
+            await self._launch(container)
+        self._phase = "Running"
+        await self.write_status()
+        for container in self.containers:
+            self._tasks.append(asyncio.create_task(self._supervise(container)))
+            probe = container.spec.get("livenessProbe") or {}
+            if (probe.get("httpGet") or {}).get("port"):
+                self._tasks.append(asyncio.create_task(self._probe(container, probe)))
+            readiness = container.spec.get("readinessProbe") or {}
+            if (readiness.get("httpGet") or {}).get("port"):
+                self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
+
+    def _own_ip(self) -> bool:
+        """Whether the pod gets an IP of its own: in its namespace, declaring a container port
+        without a host port, and not a GameServer's pod (those keep the node's address, which
+        Agones reports)."""
+        labels = self.pod["metadata"].get("labels") or {}
+        return "agones.dev/gameserver" not in labels and bool(self._pod_ports())
+
+    def _pod_ports(self) -> list[tuple[int, str]]:
+        spec = self.pod.get("spec") or {}
+        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        ports = [p for c in every for p in c.get("ports") or [] if p.get("containerPort")]
+        if all(p.get("hostPort") for p in ports):
+            return []
+        return sorted({(int(p["containerPort"]), p.get("protocol") or "TCP") for p in ports})
+
+    async def _forward_pod_ports(self) -> None:
+        """Give the pod an address of its own and relay its declared container ports there."""
+        assert self.net is not None
+        ports = self._pod_ports()
+        self.pod_ip = POD_IPS.allocate(self.uid, lambda ip: _bindable(ip, ports))
+        for port, protocol in ports:
+            await self.net.forward_host_port(self.pod_ip, port, port, protocol)
+
+    async def _prepare_files(self) -> PodFiles:
+        """The pod's volume and service-account files, once its Secrets and ConfigMaps exist."""
+        sources: dict[tuple[str, str], dict[str, Any] | None] = {}
+        resources = {"secret": SECRETS, "configMap": CONFIG_MAPS}
+        while True:
+            for kind, name in volume_sources(self.pod):
+                try:
+                    sources[(kind, name)] = await self.kubelet.client.get(
+                        resources[kind], name, namespace=self.namespace
+                    )
+                except ApiError as err:
+                    if err.status_code != 404:
+                        raise
+                    sources[(kind, name)] = None
+            try:
+                return PodFiles.prepare(
+                    self.pod,
+                    pod_state_dir(self.kubelet.config),
+                    sources,
+                    self.kubelet.config.in_cluster,
+                )
+            except MissingVolumeSource as err:
+                if self.terminating:
+                    raise
+                log.info("waiting for volume source", pod=self.name, error=str(err))
+                await asyncio.sleep(1.0)
+
+    async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
+        http = probe.get("httpGet") or {}
+        port, path = probe_port(container.spec, http), str(http.get("path") or "/")
+        period = float(probe.get("periodSeconds") or 10)
+        failures_needed = int(probe.get("failureThreshold") or 3)
+        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
+        failures = 0
+        while not self.terminating and not container.stopped:
+            running = container.proc is not None and container.proc.returncode is None
+            code = await self._http_get(port, path, self.pod_ip) if running else 0
+            failures = 0 if 200 <= code < 400 else failures + 1
+            ready = failures == 0 or (container.probe_ready and failures < failures_needed)
+            if ready != container.probe_ready:
+                container.probe_ready = ready
+                await self.write_status()
+            await asyncio.sleep(min(period, 1.0) if not ready else period)
+
+    async def _forward(self, host_port: int, container_port: int, protocol: str) -> None:
+        assert self.net is not None
+        await self.net.forward_host_port(self.node_ip, host_port, container_port, protocol)
+        if self.node_ip != "127.0.0.1":
+            try:
+                await self.net.forward_host_port("127.0.0.1", host_port, container_port, protocol)
+            except OSError:
+                log.info(
+                    "127.0.0.1 host port already taken by another node's pod",
+                    pod=self.name,
+                    port=host_port,
+                )
+
+    async def _launch(self, container: Container) -> None:
+        argv = container.argv
+        if self.net is not None:
+            argv = [*self.net.exec_prefix(), *argv]
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/root"),
+            "PYTHONUNBUFFERED": "1",
+            "HOSTNAME": self.name,
+            **container.env,
+        }
+        out: Any = asyncio.subprocess.DEVNULL
+        log_dir = self.kubelet.config.log_dir
+        if log_dir:
+            Path(log_dir).mkdir(parents=True, exist_ok=True)
+            out = open(  # noqa: SIM115 - handed to the child, closed right after
+                Path(log_dir) / f"{self.namespace}_{self.name}_{container.name}.log", "ab"
+            )
+        try:
+            container.proc = await start_process(
+                argv,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
+            )
+        finally:
+            if out is not asyncio.subprocess.DEVNULL:
+                out.close()
+        container.started_at = now_rfc3339()
+        container.terminated = None
+        self.kubelet.processes.add(container.proc.pid)
+
+    async def _supervise(self, container: Container) -> None:
+        restart = (self.pod.get("spec") or {}).get("restartPolicy") or "Always"
+        if container.native_sidecar:
+            restart = "Always"
+        backoff = 1.0
+        while True:
+            proc = container.proc
+            assert proc is not None
+            code = await proc.wait()
+            self.kubelet.processes.discard(proc.pid)
+            finished = {
+                "exitCode": code if code >= 0 else 128 - code,
+                "reason": "Completed" if code == 0 else "Error",
+                "startedAt": container.started_at,
+                "finishedAt": now_rfc3339(),
+            }
+            if code < 0:
+                finished["signal"] = -code
+            container.terminated = finished
+            if self.terminating or container.stopped:
+                await self.write_status()
+                return
+            if restart == "Always" or (restart == "OnFailure" and code != 0):
+                await self.write_status()
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 10)
+                if self.terminating:
+                    return
+                container.last_terminated = finished
+                container.restart_count += 1
+                await self._launch(container)
+                await self.write_status()
+                continue
+            regular = [c for c in self.containers if not c.native_sidecar]
+            if all(c.terminated is not None for c in regular):
+                # the pod is done: its phase from the regular containers, then its sidecars stop
+                failed = any(c.terminated and c.terminated["exitCode"] for c in regular)
+                self._phase = "Failed" if failed else "Succeeded"
+                for sidecar in self.containers:
+                    if sidecar.native_sidecar:
+                        sidecar.stopped = True
+                        await self._stop_container(sidecar)
+            await self.write_status()
+            return
+
+    async def _probe(self, container: Container, probe: dict[str, Any]) -> None:
+        http = probe.get("httpGet") or {}
+        port = probe_port(container.spec, http)
+        path = str(http.get("path") or "/")
+        if self.net is None and port == 8080:
+            port = self._health_port
+        period = float(probe.get("periodSeconds") or 10)
+        threshold = int(probe.get("failureThreshold") or 3)
+        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
+        failures = 0
+        while not self.terminating and not container.stopped:
+            if container.proc is None or container.proc.returncode is not None:
+                failures = 0  # a kubelet probes running containers only
+                await asyncio.sleep(period)
+                continue
+            code = await self._http_get(port, path)
+            if 200 <= code < 400:
+                failures = 0
+            else:
+                failures += 1
+                if failures >= threshold and container.proc is not None:
+                    log.info("liveness probe failed; restarting", pod=self.name, c=container.name)
+                    await self._stop_container(container)
+                    failures = 0
+            await asyncio.sleep(period)
+
+    async def _http_get(self, port: int, path: str, host: str = "127.0.0.1") -> int:
+        if self.net is not None:
+            return await self.net.http_get(port, path)
+        from .netns import http_status
+
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1)
+        except (OSError, TimeoutError):
+            return 0
+        return await http_status(reader, writer, path, 1.0)
+
+    async def _stop_container(self, container: Container) -> None:
+        """SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed probe)."""
+        proc = container.proc
+        if proc is None or proc.returncode is not None:
+            return
+        self._signal(container, signal.SIGTERM)
+        grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
+        except TimeoutError:
+            self._signal(container, signal.SIGKILL)
+
+    async def _stop_all(self, containers: list[Container], deadline: float) -> None:
+        """SIGTERM `containers`, wait for them until `deadline` (loop time), then SIGKILL."""
+        running = [c for c in containers if c.proc is not None and c.proc.returncode is None]
+        for c in running:
+            self._signal(c, signal.SIGTERM)
+        waits = [asyncio.ensure_future(c.proc.wait()) for c in running if c.proc is not None]
+        if not waits:
+            return
+        left = deadline - asyncio.get_running_loop().time()
+        _done, pending = await asyncio.wait(waits, timeout=max(left, 0.0))
+        for c in running:
+            self._signal(c, signal.SIGKILL)
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+
+    def _signal(self, container: Container, sig: int) -> None:
+        if container.proc is not None and container.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(container.proc.pid, sig)
+
+    # -- stop -----------------------------------------------------------------------------------
+
+    async def terminate(self, grace: float) -> None:
+        """Stop the pod as a kubelet does: SIGTERM to the regular containers; once they have all
+        exited (or the grace period is over: SIGKILL), the native sidecars in reverse order, each
+        with what is left of the grace period but at least `SIDECAR_MIN_GRACE`; then release
+        everything."""
+        self.terminating = True
+        if self.start_task is not None:
+            # A pod deleted while it starts: let the start finish (it launches nothing more once
+            # `terminating` is set) so every process and namespace it made is released below.
+            await asyncio.wait([self.start_task])
+        if self.sim is not None:
+            await self.sim.stop()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(grace, 0.1)
+        await self._stop_all([c for c in self.containers if not c.native_sidecar], deadline)
+        for sidecar in reversed([c for c in self.containers if c.native_sidecar]):
+            await self._stop_all([sidecar], max(deadline, loop.time() + SIDECAR_MIN_GRACE))
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # A restart launched while the signals went out is still running: kill it too.
+        late = [c.proc for c in self.containers if c.proc and c.proc.returncode is None]
+        for c in self.containers:
+            self._signal(c, signal.SIGKILL)
+        if late:
+            await asyncio.wait([asyncio.ensure_future(p.wait()) for p in late], timeout=5)
+        for c in self.containers:
+            if c.proc is not None:
+                self.kubelet.processes.discard(c.proc.pid)
+        if self.net is not None:
+            await self.net.close()
+            self.net = None
+        if self.pod_ip != self.node_ip:
+            POD_IPS.release(self.uid)
+        if self.files is not None:
+            self.files.remove()

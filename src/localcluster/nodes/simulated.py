@@ -1,0 +1,215 @@
+"""Simulated game servers: the SDK sidecar's logic and a scripted game in-process, per pod.
+
+A simulated pod runs no process: its sidecar is the real `SDKServer` over `SharedGameServerStore`
+(one GameServer informer and the REST client shared by every simulated pod, JSON patches as the
+sidecar writes them), and its game is `SimulatedGame`, which calls the SDK backend the way
+simple-game-server calls the SDK: Ready after `-readyDelaySec`, a health ping every 2 s, Shutdown
+`-automaticShutdownDelaySec` seconds after each allocation (`-readyIterations` times back to Ready
+first). `game_options(container)` reads those simple-game-server flags (and env `READY`) from the
+game container, so the same manifest means the same thing on a real cluster. Cost per pod: a few
+asyncio tasks, no sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from ...client.errors import ApiError
+from ...client.rest import RESTClient
+from ...client.versioned.resources import GAME_SERVERS
+from ...featuregates import FeatureGates
+from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ...jsonpatch import Patch
+from ...sdk.proto import sdk_pb2
+from ...sdkserver.sdkserver import SDKServer, SDKServerOptions
+from ...sdkserver.store import ConflictError
+
+log = structlog.get_logger("agones.localcluster.nodes.simulated")
+LAST_ALLOCATED = "agones.dev/last-allocated"
+
+
+@dataclass(frozen=True)
+class GameOptions:
+    """What a simulated simple-game-server does (its flags' names and defaults)."""
+
+    ready: bool = True
+    ready_delay: float = 0.0
+    automatic_shutdown_delay: float = 0.0
+    ready_iterations: int = 0
+    health_interval: float = 2.0
+
+
+def _bool(text: str) -> bool:
+    return text.strip().lower() in ("1", "t", "true")
+
+
+def game_options(container: Mapping[str, Any]) -> GameOptions:
+    """simple-game-server's flags (`-ready=false`, `-readyDelaySec 3`, ...) and env `READY`."""
+    values: dict[str, str] = {}
+    args = [str(a) for a in (container.get("args") or [])]
+    i = 0
+    while i < len(args):
+        arg = args[i].lstrip("-")
+        if "=" in arg:
+            key, _, value = arg.partition("=")
+        elif i + 1 < len(args) and not args[i + 1].startswith("-"):
+            key, value = arg, args[i + 1]
+            i += 1
+        else:
+            key, value = arg, "true"
+        values[key] = value
+        i += 1
+    for env in container.get("env") or []:
+        if env.get("name") == "READY" and "value" in env:
+            values["ready"] = str(env["value"])
+    try:
+        delay = float(values.get("automaticShutdownDelaySec", 0)) or 60 * float(
+            values.get("automaticShutdownDelayMin", 0)
+        )
+        return GameOptions(
+            ready=_bool(values.get("ready", "true")),
+            ready_delay=float(values.get("readyDelaySec", 0)),
+            automatic_shutdown_delay=delay,
+            ready_iterations=int(values.get("readyIterations", 0)),
+        )
+    except ValueError:
+        return GameOptions()
+
+
+class SharedGameServerStore:
+    """`GameServerStore`s for many sidecars over one REST client and one GameServer informer."""
+
+    def __init__(self, client: RESTClient, factory: SharedInformerFactory) -> None:
+        self.client = client
+        self.informer = factory.for_resource(GAME_SERVERS)
+        self._watchers: dict[tuple[str, str], set[asyncio.Queue[dict[str, Any]]]] = {}
+        self.informer.informer().add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=self._notify, update_func=lambda _old, new: self._notify(new)
+            )
+        )
+
+    def _notify(self, gs: Any) -> None:
+        md = gs.get("metadata") or {}
+        for queue in self._watchers.get((md.get("namespace", ""), md.get("name", "")), ()):
+            queue.put_nowait(gs)
+
+    def for_game_server(self, namespace: str, name: str) -> _OneGameServer:
+        return _OneGameServer(self, namespace, name)
+
+
+class _OneGameServer:
+    def __init__(self, shared: SharedGameServerStore, namespace: str, name: str) -> None:
+        self.shared = shared
+        self.namespace = namespace
+        self.name = name
+
+    async def get(self) -> dict[str, Any]:
+        with contextlib.suppress(ApiError):
+            cached = self.shared.informer.lister().by_namespace(self.namespace).get(self.name)
+            return dict(cached)
+        return await self.shared.client.get(GAME_SERVERS, self.name, self.namespace)
+
+    async def patch(self, patch: Patch) -> dict[str, Any]:
+        try:
+            return await self.shared.client.patch(
+                GAME_SERVERS, self.name, patch, namespace=self.namespace, patch_type="json"
+            )
+        except ApiError as err:
+            if err.status_code in (409, 422):
+                raise ConflictError(str(err)) from err
+            raise
+
+    async def watch(self) -> AsyncIterator[dict[str, Any]]:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        key = (self.namespace, self.name)
+        self.shared._watchers.setdefault(key, set()).add(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            watchers = self.shared._watchers.get(key)
+            if watchers is not None:
+                watchers.discard(queue)
+                if not watchers:
+                    del self.shared._watchers[key]
+
+
+class SimulatedGame:
+    """One simulated pod: the SDK server and the scripted game (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: SharedGameServerStore,
+        namespace: str,
+        name: str,
+        options: GameOptions,
+        gates: FeatureGates,
+        rate_limit: float = 0.5,
+    ) -> None:
+        self.options = options
+        self.server = SDKServer(
+            store.for_game_server(namespace, name),
+            gates,
+            options=SDKServerOptions(
+                request_rate_limit=rate_limit, first_write_immediately=True, health_autostart=True
+            ),
+        )
+        self.healthy = True
+        """Set False to stop health pings (the GameServer then goes Unhealthy)."""
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    async def start(self) -> None:
+        await self.server.run()
+        self._tasks.append(asyncio.create_task(self.server.health(self._pings())))
+        self._tasks.append(asyncio.create_task(self._script()))
+
+    async def _pings(self) -> AsyncIterator[sdk_pb2.Empty]:
+        while self.healthy:
+            yield sdk_pb2.Empty()
+            await asyncio.sleep(self.options.health_interval)
+
+    async def _script(self) -> None:
+        opts = self.options
+        if opts.automatic_shutdown_delay > 0:
+            self._tasks.append(asyncio.create_task(self._shutdown_after_allocations()))
+        if opts.ready:
+            if opts.ready_delay > 0:
+                await asyncio.sleep(opts.ready_delay)
+            await self.server.ready(sdk_pb2.Empty())
+
+    async def _shutdown_after_allocations(self) -> None:
+        opts = self.options
+        left = opts.ready_iterations
+        last: str | None = None
+        async for gs in self.server.watch_game_server(sdk_pb2.Empty()):
+            allocated = gs.object_meta.annotations.get(LAST_ALLOCATED, "")
+            if last is None:
+                last = allocated
+                continue
+            if allocated != last:
+                last = allocated
+                left -= 1
+                self._tasks.append(asyncio.create_task(self._after_allocation(left)))
+
+    async def _after_allocation(self, left: int) -> None:
+        await asyncio.sleep(self.options.automatic_shutdown_delay)
+        if left > 0:
+            await self.server.ready(sdk_pb2.Empty())
+        else:
+            await self.server.shutdown(sdk_pb2.Empty())
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        with contextlib.suppress(Exception):
+            await self.server.stop()
