@@ -39,7 +39,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import structlog
 import yaml
 from aiohttp import web
@@ -65,6 +64,7 @@ from .apiserver.services import ADDRESS_ANNOTATION
 from .controllers.deployment import DeploymentController
 from .controllers.endpoints import EndpointsController
 from .controllers.replicaset import ReplicaSetController
+from .extensions_children import ExtensionsChildren, wait_ready
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
 from .nodes.podrunner import KubeletConfig
@@ -208,27 +208,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-async def _wait_ready(
-    proc: asyncio.subprocess.Process, health_port: int, what: str, timeout: float
-) -> None:
-    """Until the child's `/ready` on `health_port` answers 200; `RuntimeError` when it exits or
-    `timeout` passes first."""
-    url = f"http://127.0.0.1:{health_port}/ready"
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    async with aiohttp.ClientSession() as session:
-        while True:
-            if proc.returncode is not None:
-                raise RuntimeError(f"{what} exited ({proc.returncode})")
-            with contextlib.suppress(aiohttp.ClientError):
-                async with session.get(url) as response:
-                    if response.status == 200:
-                        return
-            if loop.time() > deadline:
-                raise RuntimeError(f"{what} did not become ready")
-            await asyncio.sleep(0.1)
 
 
 async def _terminate(proc: asyncio.subprocess.Process | None, kill: bool, timeout: float) -> None:
@@ -392,7 +371,19 @@ class LocalStack:
         cert, key = self_signed(hosts)
         self._ca = cert
         if self.options.extensions_process:
-            await self._start_extensions_processes(cert, key)
+            o = self.options
+            self._extensions_tmp = tempfile.TemporaryDirectory(prefix="agones-extensions-")
+            children = ExtensionsChildren(
+                self._spawn,
+                free_port,
+                self.api.kubeconfig,
+                o.extensions_replicas,
+                o.allocation_batch_wait_time,
+                o.gates,
+            )
+            self.extensions_procs = children.procs
+            self.extensions_ports = children.ports
+            await children.start(cert, key, Path(self._extensions_tmp.name))
         else:
             for _ in range(self.options.extensions_replicas):
                 api = APIServer()
@@ -413,46 +404,6 @@ class LocalStack:
         mutating, validating = webhook_configurations(cert, SYSTEM_NAMESPACE)
         await self._ensure(MUTATING, mutating)
         await self._ensure(VALIDATING, validating)
-
-    def _extensions_argv(self, index: int, port: int, http_port: int, tls: Path) -> list[str]:
-        o = self.options
-        return [
-            sys.executable,
-            "-m",
-            "agones",
-            "extensions",
-            f"--kubeconfig={self.api.kubeconfig}",
-            "--bind=127.0.0.1",
-            f"--webhook-port={port}",
-            f"--http-port={http_port}",
-            f"--cert-file={tls / 'tls.crt'}",
-            f"--key-file={tls / 'tls.key'}",
-            f"--allocation-batch-wait-time={o.allocation_batch_wait_time}s",
-            f"--allocation-partition={index}/{o.extensions_replicas}",
-            "--log-level=warn",
-            *([f"--feature-gates={o.gates}"] if o.gates else []),
-        ]
-
-    async def _start_extensions_processes(
-        self, cert: bytes, key: bytes, timeout: float = 60.0
-    ) -> None:
-        """`agones extensions` children with the stack's certificate; returns once each is
-        ready (informers synced, ports bound)."""
-        self._extensions_tmp = tempfile.TemporaryDirectory(prefix="agones-extensions-")
-        tls = Path(self._extensions_tmp.name)
-        (tls / "tls.crt").write_bytes(cert)
-        (tls / "tls.key").write_bytes(key)
-        (tls / "tls.key").chmod(0o600)
-        health = []
-        for index in range(self.options.extensions_replicas):
-            port, http_port = free_port(), free_port()
-            argv = self._extensions_argv(index, port, http_port, tls)
-            proc = await self._spawn(argv, f"extensions-{index}.log")
-            self.extensions_procs.append(proc)
-            self.extensions_ports.append(port)
-            health.append(http_port)
-        for proc, http_port in zip(self.extensions_procs, health, strict=True):
-            await _wait_ready(proc, http_port, "agones extensions", timeout)
 
     async def _start_allocation(self) -> None:
         """One allocator per extensions replica (its own client, informers, events and share of
@@ -539,7 +490,7 @@ class LocalStack:
             self.allocator_port = self.options.allocator_port or free_port()
             self.allocator_health_port = free_port()
         self.allocator_proc = await self._spawn(self._allocator_argv(), "allocator.log")
-        await _wait_ready(
+        await wait_ready(
             self.allocator_proc, self.allocator_health_port, "agones allocator", timeout
         )
 
