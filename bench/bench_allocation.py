@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import subprocess
@@ -48,11 +49,14 @@ REQUEST = {
 MODES = {"ours": 0.0, "agones": 0.5}
 
 
-async def serve(kubeconfig: str, wait: float, replicas: int) -> None:
+async def serve(kubeconfig: str, wait: float, replicas: int, process: bool) -> None:
+    from agones.cmd.localcluster import GC_THRESHOLDS
     from agones.localcluster.stack import LocalStack, StackOptions
     from agones.logging import configure_logging
 
     configure_logging("error")
+    # The process holds the API server's store: the GC policy of `agones localcluster apiserver`.
+    gc.set_threshold(*GC_THRESHOLDS)
 
     options = StackOptions(
         nodes=2,
@@ -61,10 +65,44 @@ async def serve(kubeconfig: str, wait: float, replicas: int) -> None:
         simulate_all=True,
         allocation_batch_wait_time=wait,
         extensions_replicas=replicas,
+        extensions_process=process,
+        allocator_service=False,  # not on the API path; its informers would only take CPU
     )
     async with LocalStack(options):
         print("ready", flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+
+def process_cpu(root: int) -> dict[str, float]:
+    """CPU seconds (user + system) of `root` and each of its descendants, by `pid:command`."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, str, float]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        fields = raw[raw.rindex(")") + 2 :].split()
+        what = " ".join(a.decode() for a in argv[2:4]) or raw[raw.index("(") + 1 : raw.rindex(")")]
+        stats[int(entry.name)] = (int(fields[1]), what, (int(fields[11]) + int(fields[12])) / tick)
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, (ppid, _, _) in stats.items() if ppid == parent]
+        tree.update(children)
+        frontier.extend(children)
+    return {f"{pid}:{stats[pid][1]}": stats[pid][2] for pid in sorted(tree) if pid in stats}
+
+
+def cpu_per_allocation(before: dict[str, float], after: dict[str, float], count: int) -> str:
+    """`what ms, ...`: CPU milliseconds per allocation spent by each process of the cluster."""
+    spent = {k: after[k] - before.get(k, 0.0) for k in after}
+    return ", ".join(
+        f"{k.split(':', 1)[1]} {v * 1000 / max(count, 1):.2f}" for k, v in spent.items() if v > 0.01
+    )
 
 
 def pct(values: list[float], p: float) -> float:
@@ -144,7 +182,7 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
 
 
 async def drive(
-    kubeconfig: str, pool: int, counts: dict[int, int]
+    kubeconfig: str, pool: int, counts: dict[int, int], server_pid: int
 ) -> list[tuple[int, dict[str, Any]]]:
     config = load_kube_config(kubeconfig)
     config.qps = 0
@@ -155,7 +193,9 @@ async def drive(
         await asyncio.sleep(1.0)  # let the allocators' informers see the pool
         out = []
         for concurrency, requests in counts.items():
+            before = process_cpu(server_pid)
             result = await phase(rest, concurrency, requests)
+            result["cpu"] = cpu_per_allocation(before, process_cpu(server_pid), requests)
             out.append((concurrency, result))
             await fill(rest, result["allocated"])
             await asyncio.sleep(0.5)
@@ -164,7 +204,7 @@ async def drive(
         await rest.close()
 
 
-def run_config(mode: str, replicas: int, pool: int, requests: int) -> None:
+def run_config(mode: str, replicas: int, pool: int, requests: int, extensions: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = str(Path(tmp) / "kubeconfig")
         child = subprocess.Popen(
@@ -179,6 +219,7 @@ def run_config(mode: str, replicas: int, pool: int, requests: int) -> None:
                 str(MODES[mode]),
                 "--replicas",
                 str(replicas),
+                *(["--process"] if extensions == "process" else []),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -201,11 +242,12 @@ def run_config(mode: str, replicas: int, pool: int, requests: int) -> None:
                 10: 200 if slow else requests,
                 50: 500 if slow else requests,
             }
-            for concurrency, r in asyncio.run(drive(kubeconfig, pool, counts)):
+            for concurrency, r in asyncio.run(drive(kubeconfig, pool, counts, child.pid)):
                 print(
-                    f"{mode:7s} replicas={replicas} C={concurrency:<3d} {r['rate']:7.1f} alloc/s  "
+                    f"{mode:7s} extensions={extensions} replicas={replicas} C={concurrency:<3d} "
+                    f"{r['rate']:7.1f} alloc/s  "
                     f"p50 {r['p50']:6.1f} ms  p90 {r['p90']:6.1f} ms  p99 {r['p99']:6.1f} ms  "
-                    f"{r['outcomes']} doubles={r['doubles']}",
+                    f"{r['outcomes']} doubles={r['doubles']}\n    CPU ms per allocation: {r['cpu']}",
                     flush=True,
                 )
         finally:
@@ -287,14 +329,16 @@ async def in_process(pool: int, requests: int) -> None:
             await asyncio.sleep(0.05)
         for concurrency in (1, 10, 50):
             latencies: list[float] = []
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             await _allocate_in_process(
                 allocator, body, concurrency, min(requests, pool // 3), latencies
             )
             rate = len(latencies) / (time.perf_counter() - start)
+            cpu_ms = (time.process_time() - cpu) * 1000 / max(len(latencies), 1)
             print(
                 f"in-process C={concurrency:<3d} {rate:7.1f} alloc/s  p50 {pct(latencies, 0.5):6.1f} ms"
-                f"  p90 {pct(latencies, 0.9):6.1f} ms  p99 {pct(latencies, 0.99):6.1f} ms",
+                f"  p90 {pct(latencies, 0.9):6.1f} ms  p99 {pct(latencies, 0.99):6.1f} ms"
+                f"  CPU {cpu_ms:.2f} ms per allocation",
                 flush=True,
             )
 
@@ -306,8 +350,14 @@ def main() -> None:
     srv.add_argument("--kubeconfig", required=True)
     srv.add_argument("--wait", type=float, default=0.0)
     srv.add_argument("--replicas", type=int, default=1)
+    srv.add_argument("--process", action="store_true", help="extensions as child processes")
     parser.add_argument("--modes", default="ours,agones")
     parser.add_argument("--replicas", default="1,2")
+    parser.add_argument(
+        "--extensions",
+        default="process",
+        help="process (agones extensions children) and/or in-process (in the stack's process)",
+    )
     parser.add_argument("--pool", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=600, help="per phase, our mode")
     parser.add_argument("--stress", type=int, default=0)
@@ -315,7 +365,7 @@ def main() -> None:
     parser.add_argument("--in-process", action="store_true", help="the allocator alone")
     args = parser.parse_args()
     if args.command == "serve":
-        asyncio.run(serve(args.kubeconfig, args.wait, args.replicas))
+        asyncio.run(serve(args.kubeconfig, args.wait, args.replicas, args.process))
         return
     if args.in_process:
         asyncio.run(in_process(args.pool, args.requests))
@@ -323,9 +373,10 @@ def main() -> None:
     if args.stress:
         asyncio.run(stress(args.stress, args.pool, not args.shared))
         return
-    for mode in args.modes.split(","):
-        for replicas in (int(r) for r in args.replicas.split(",")):
-            run_config(mode, replicas, args.pool, args.requests)
+    for extensions in args.extensions.split(","):
+        for mode in args.modes.split(","):
+            for replicas in (int(r) for r in args.replicas.split(",")):
+                run_config(mode, replicas, args.pool, args.requests, extensions)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from agones.client.config import load_kube_config
 from agones.client.errors import ApiError
 from agones.client.rest import Resource, RESTClient
 from agones.pki import CertificateAuthority, Usage
+from bench.bench_allocation import cpu_per_allocation, process_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
@@ -299,11 +300,14 @@ async def main(args: argparse.Namespace) -> None:
                                 if concurrency > 1
                                 else min(args.requests, 300)
                             )
+                            before = process_cpu(os.getpid())
                             r = await phase(cluster, protocol, concurrency, count)
+                            cpu = cpu_per_allocation(before, process_cpu(os.getpid()), count)
                             print(
                                 f"mode={mode} protocol={protocol} replicas={replicas} C={concurrency}: "
                                 f"{r['per_s']:.0f} allocations/s, p50 {r['p50']:.1f} ms, "
-                                f"p90 {r['p90']:.1f} ms, p99 {r['p99']:.1f} ms, outcomes {r['outcomes']}",
+                                f"p90 {r['p90']:.1f} ms, p99 {r['p99']:.1f} ms, outcomes {r['outcomes']}"
+                                f"\n    CPU ms per allocation: {cpu}",
                                 flush=True,
                             )
                     await cluster.stop_allocators()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +157,7 @@ class Extensions:
         )
         self.allocator: Allocator | None = None
         self._client: RESTClient | None = None
+        self._events_client: RESTClient | None = None
         self._factory: SharedInformerFactory | None = None
         self._events_task: asyncio.Task[None] | None = None
         self.health = HealthHandler()
@@ -177,8 +179,11 @@ class Extensions:
         """The allocator, fed by its own informers, behind the allocation API."""
         s = self.settings
         self._client = RESTClient(load_config(s.kubeconfig or None))
+        # Events on a client of their own (Agones' kubeClient beside its agonesClient: a QPS
+        # budget each), so they never slow the allocation writes.
+        self._events_client = RESTClient(self._client.config)
         self._factory = SharedInformerFactory(self._client)
-        events = EventBroadcaster(self._client)
+        events = EventBroadcaster(self._events_client)
         settings = AllocatorSettings(
             batch_wait_time=s.allocation_batch_wait_time, partition=s.allocation_partition
         )
@@ -198,6 +203,10 @@ class Extensions:
     async def start(self) -> None:
         if self.settings.allocation_api:
             await self._start_allocation()
+        # What lives now (modules, schemas, the synced caches) lives long: keep the cyclic GC from
+        # rescanning it on every full collection (as the controller runner and the allocator do).
+        gc.collect()
+        gc.freeze()
         await self.webhooks.start(self.settings.bind, self.settings.webhook_port)
         app = web.Application()
         self.health.add_routes(app)
@@ -220,8 +229,9 @@ class Extensions:
             await asyncio.gather(self._events_task, return_exceptions=True)
         if self._factory is not None:
             await self._factory.shutdown()
-        if self._client is not None:
-            await self._client.close()
+        for client in (self._client, self._events_client):
+            if client is not None:
+                await client.close()
         if self._http is not None:
             await self._http.cleanup()
             self._http = None

@@ -8,9 +8,11 @@ webhooks in-process over HTTPS with a generated certificate (the Service
 certificate as their CA bundle), the allocation API on the same server (an `Allocator` with its
 own informers, registered through the APIService `v1.allocation.agones.dev`, so
 `kubectl create -f gameserverallocation.yaml` works; `extensions_replicas` such servers behind the
-one Service, each with its own allocator and share of the candidates), the default StorageClass, the cluster DNS server (`clusterdns`, relayed into every pod's
-network namespace at `POD_DNS_ADDRESS:53`), the simulated nodes with their scheduler and kubelets,
-the deployment, replicaset, statefulset, endpoints and volume controllers and the pod mesh, the
+one Service, each with its own allocator and share of the candidates; with `extensions_process`
+each is an `agones extensions` child process instead, given the same certificate), the default
+StorageClass, the cluster DNS server (`clusterdns`, relayed into every pod's network namespace at
+`POD_DNS_ADDRESS:53`), the simulated nodes with their scheduler and kubelets, the deployment,
+replicaset, statefulset, endpoints and volume controllers and the pod mesh, the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`), and the allocator service as another
 (`agones allocator` on 127.0.0.1:`allocator_port`, mutual TLS with certificates generated into
@@ -40,7 +42,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import structlog
 import yaml
 from aiohttp import web
@@ -69,6 +70,7 @@ from .controllers.endpoints import EndpointsController
 from .controllers.replicaset import ReplicaSetController
 from .controllers.statefulset import StatefulSetController
 from .controllers.volumes import STORAGE_CLASSES, LocalVolumeProvisioner, default_storage_class
+from .extensions_children import ExtensionsChildren, wait_ready
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
 from .nodes.podmesh import PodMesh
@@ -137,6 +139,9 @@ class StackOptions:
     """The allocator's idle sleep (0: serve a lone request at once; Agones: 0.5)."""
     extensions_replicas: int = 1
     """Webhook + allocation API servers behind the extensions Service (each its own allocator)."""
+    extensions_process: bool = False
+    """Run each of them as an `agones extensions` child process (its own CPU, as in a cluster)
+    instead of in the stack's process (where tests can reach `allocators`)."""
     allocator_service: bool = True
     """Run the allocator service (`agones allocator`, gRPC + REST on one mTLS port) as a child."""
     allocator_port: int = 0
@@ -268,6 +273,9 @@ class LocalStack:
         self._events: EventBroadcaster | None = None
         self.service_proxy: ServiceProxy | None = None
         self.extensions: list[tuple[WebhookServer, APIServer]] = []
+        self.extensions_procs: list[asyncio.subprocess.Process] = []
+        self.extensions_ports: list[int] = []
+        self._extensions_tmp: tempfile.TemporaryDirectory[str] | None = None
         self.allocators: list[Allocator] = []
         self._allocator_factories: list[SharedInformerFactory] = []
         self._ca: bytes = b""
@@ -401,16 +409,32 @@ class LocalStack:
 
     async def _start_webhooks(self) -> None:
         """`extensions_replicas` webhook servers behind the one Service, each serving its own
-        allocation API (see `_start_allocation`)."""
+        allocation API (see `_start_allocation`), in this process or as child processes."""
         hosts = [f"{SERVICE_NAME}.{SYSTEM_NAMESPACE}.svc", SERVICE_NAME, "localhost", "127.0.0.1"]
         cert, key = self_signed(hosts)
         self._ca = cert
-        for _ in range(self.options.extensions_replicas):
-            api = APIServer()
-            server = WebhookServer(self.gates, server_ssl_context(cert, key), api=api)
-            await server.start("127.0.0.1", 0)
-            self.extensions.append((server, api))
-        addresses = ",".join(f"127.0.0.1:{server.port}" for server, _ in self.extensions)
+        if self.options.extensions_process:
+            o = self.options
+            self._extensions_tmp = tempfile.TemporaryDirectory(prefix="agones-extensions-")
+            children = ExtensionsChildren(
+                self._spawn,
+                free_port,
+                self.api.kubeconfig,
+                o.extensions_replicas,
+                o.allocation_batch_wait_time,
+                o.gates,
+            )
+            self.extensions_procs = children.procs
+            self.extensions_ports = children.ports
+            await children.start(cert, key, Path(self._extensions_tmp.name))
+        else:
+            for _ in range(self.options.extensions_replicas):
+                api = APIServer()
+                server = WebhookServer(self.gates, server_ssl_context(cert, key), api=api)
+                await server.start("127.0.0.1", 0)
+                self.extensions.append((server, api))
+                self.extensions_ports.append(server.port or 0)
+        addresses = ",".join(f"127.0.0.1:{port}" for port in self.extensions_ports)
         service = {
             "metadata": {
                 "name": SERVICE_NAME,
@@ -428,7 +452,7 @@ class LocalStack:
         """One allocator per extensions replica (its own client, informers, events and share of
         the candidates), then the APIService that routes the allocation API to them."""
         count = len(self.extensions)
-        for index, (_, api) in enumerate(self.extensions):
+        for index, (_, api) in enumerate(self.extensions):  # in this process only
             client = self._clients[-1]
             factory = SharedInformerFactory(client)
             events = EventBroadcaster(client)
@@ -509,22 +533,9 @@ class LocalStack:
             self.allocator_port = self.options.allocator_port or free_port()
             self.allocator_health_port = free_port()
         self.allocator_proc = await self._spawn(self._allocator_argv(), "allocator.log")
-        url = f"http://127.0.0.1:{self.allocator_health_port}/ready"
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        async with aiohttp.ClientSession() as session:
-            while True:
-                if self.allocator_proc.returncode is not None:
-                    raise RuntimeError(
-                        f"agones allocator exited ({self.allocator_proc.returncode})"
-                    )
-                with contextlib.suppress(aiohttp.ClientError):
-                    async with session.get(url) as response:
-                        if response.status == 200:
-                            return
-                if loop.time() > deadline:
-                    raise RuntimeError("agones allocator did not become ready")
-                await asyncio.sleep(0.1)
+        await wait_ready(
+            self.allocator_proc, self.allocator_health_port, "agones allocator", timeout
+        )
 
     async def stop_allocator_service(self, timeout: float = 15.0) -> None:
         proc, self.allocator_proc = self.allocator_proc, None
@@ -580,6 +591,11 @@ class LocalStack:
             await step(server.stop())
         if self.dns is not None:
             await step(self.dns.stop())
+        procs, self.extensions_procs = self.extensions_procs, []
+        for proc in procs:
+            await step(_terminate(proc, False, 15.0))
+        if self._extensions_tmp is not None:
+            self._extensions_tmp.cleanup()
         for client in [*([self.client] if self.client is not None else []), *self._clients]:
             await step(client.close())
         await step(self.api.stop())

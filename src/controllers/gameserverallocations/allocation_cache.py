@@ -14,28 +14,54 @@ MutationCache) or `add_game_server(gs)` / `release(gs)` (it failed) the candidat
 a rebuild does not bring it back from a lister that has not seen the write yet; a rebuild also
 reads each GameServer through the MutationCache, so it never restores a version older than one
 this process wrote. Without these a resync under load re-adds stale Ready copies, whose writes
-conflict, fail the request, and trigger the next resync. `list_sorted_game_servers(gsa)` /
-`list_sorted_game_servers_priorities(gsa)` return a fresh sorted list (see `find.py`).
+conflict, fail the request, and trigger the next resync.
+
+`find_game_server(gsa, owned)` is Agones' sort plus `findGameServerForAllocation` without the sort:
+the candidates are also kept in order, as they change, in a `candidates.CandidateIndex` per sort
+key (scheduling and priorities; the 8 most recently used are kept and updated), so a request walks
+the current Packed (or Distributed) order of the cache as `find.sort_packed` would sort it, with
+the per-node counts of that moment. `list_sorted_game_servers(gsa)` /
+`list_sorted_game_servers_priorities(gsa)` still return a freshly sorted list (see `find.py`).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import structlog
 
 from ...apis.agones.v1.gameserver import GameServer, GameServerState
-from ...apis.allocation.v1.gameserverallocation import GameServerAllocation
-from ...featuregates import FeatureGates
+from ...apis.allocation.v1.gameserverallocation import (
+    SCHEDULING_DISTRIBUTED,
+    SCHEDULING_PACKED,
+    GameServerAllocation,
+    GameServerAllocationSpec,
+    SortKey,
+    sort_key,
+)
+from ...apis.meta.objectmeta import ObjectMeta
+from ...featuregates import Feature, FeatureGates
 from ...informers import ExplicitKey, SharedInformerFactory
 from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...informers.store import DeletedFinalStateUnknown
 from ...workqueue import WorkerQueue
 from ..gameservers import informers
 from ..gameservers.pernodecounter import PerNodeCounter
-from .find import sort_distributed, sort_packed
+from .candidates import CandidateIndex
+from .find import (
+    Owned,
+    distributed_key,
+    find_game_server_for_allocation,
+    find_in_order,
+    packed_within_key,
+    selector_states,
+    sort_distributed,
+    sort_packed,
+)
 
 RESYNC_KEY = "allocation-cache-resync"
+MAX_INDEXES = 8
 
 
 class ConflictInGameServerSelection(Exception):
@@ -69,6 +95,7 @@ class AllocationCache:
         self.gates = gates
         self.log = (logger or structlog.get_logger()).bind(component="allocation-cache")
         self.cache: dict[str, GameServer] = {}
+        self._indexes: OrderedDict[SortKey, CandidateIndex] = OrderedDict()
         self.in_flight: set[str] = set()
         informer = informers.game_servers(factory)
         self.informer = informer.informer()
@@ -86,36 +113,48 @@ class AllocationCache:
             "agones.dev.AllocationCache",
         )
 
+    def _put(self, key: str, gs: GameServer) -> None:
+        self.cache[key] = gs
+        for index in self._indexes.values():
+            index.put(key, gs)
+
+    def _pop(self, key: str) -> GameServer | None:
+        gs = self.cache.pop(key, None)
+        if gs is not None:
+            for index in self._indexes.values():
+                index.discard(key)
+        return gs
+
     def _on_add(self, gs: GameServer) -> None:
         if _allocatable(gs):
-            self.cache[_key(gs)] = gs
+            self._put(_key(gs), gs)
 
     def _on_update(self, old: GameServer, new: GameServer) -> None:
         key = _key(new)
         if new.is_being_deleted():
-            self.cache.pop(key, None)
+            self._pop(key)
         elif _allocatable(new):
-            self.cache[key] = new
+            self._put(key, new)
         elif _allocatable(old):
-            self.cache.pop(key, None)
+            self._pop(key)
 
     def _on_delete(self, obj: Any) -> None:
         gs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if isinstance(gs, GameServer):
-            self.cache.pop(_key(gs), None)
+            self._pop(_key(gs))
         elif isinstance(obj, DeletedFinalStateUnknown):
-            self.cache.pop(obj.key, None)
+            self._pop(obj.key)
 
     def remove_game_server(self, gs: GameServer) -> None:
         key = _key(gs)
-        if self.cache.pop(key, None) is None:
+        if self._pop(key) is None:
             raise ConflictInGameServerSelection()
         self.in_flight.add(key)
 
     def add_game_server(self, gs: GameServer) -> None:
         key = _key(gs)
         self.in_flight.discard(key)
-        self.cache[key] = gs
+        self._put(key, gs)
 
     def release(self, gs: GameServer) -> None:
         """The write failed with a conflict: leave it to the informer to bring the newer one."""
@@ -139,6 +178,48 @@ class AllocationCache:
         """Priorities, then name (Go `ListSortedGameServersPriorities`)."""
         return sort_distributed(list(self.cache.values()), gsa, self.gates)
 
+    def find_game_server(self, gsa: GameServerAllocation, owned: Owned) -> GameServer | None:
+        """The candidate `gsa` gets (validated, converted), in Agones' order; None: no match.
+
+        `ValueError` for a scheduling strategy other than Packed and Distributed."""
+        spec = gsa.spec if isinstance(gsa.spec, GameServerAllocationSpec) else None
+        scheduling = spec.scheduling if spec is not None else SCHEDULING_PACKED
+        with_priorities = self.gates.enabled(Feature.COUNTS_AND_LISTS)
+        if scheduling == SCHEDULING_DISTRIBUTED and not with_priorities:
+            # Agones walks the candidates in a random order: no order to keep.
+            found = find_game_server_for_allocation(
+                gsa, list(self.cache.values()), self.gates, owned
+            )
+            return found[0] if found else None
+        if scheduling not in (SCHEDULING_PACKED, SCHEDULING_DISTRIBUTED):
+            raise ValueError(f"scheduling strategy of '{scheduling}' is not supported")
+        index = self._index(gsa)
+        namespace = gsa.metadata.get_namespace() if isinstance(gsa.metadata, ObjectMeta) else ""
+        walk = index.ordered(namespace, self.counter.counts(), selector_states(gsa))
+        chosen = find_in_order(gsa, ((gs, None) for gs in walk), self.gates, owned)
+        return chosen[0] if chosen else None
+
+    def _index(self, gsa: GameServerAllocation) -> CandidateIndex:
+        """The index of the GSA's sort key, built on first use, least recently used dropped."""
+        with_priorities = self.gates.enabled(Feature.COUNTS_AND_LISTS)
+        key: SortKey = sort_key(gsa) if with_priorities else (SCHEDULING_PACKED, ())
+        index = self._indexes.get(key)
+        if index is not None:
+            self._indexes.move_to_end(key)
+            return index
+        spec = gsa.spec if isinstance(gsa.spec, GameServerAllocationSpec) else None
+        priorities = list(spec.priorities or []) if spec is not None and with_priorities else []
+        if key[0] == SCHEDULING_DISTRIBUTED:
+            index = CandidateIndex(distributed_key(priorities), grouped=False)
+        else:
+            index = CandidateIndex(packed_within_key(priorities, self.gates))
+        for cached_key, gs in self.cache.items():
+            index.put(cached_key, gs)
+        self._indexes[key] = index
+        if len(self._indexes) > MAX_INDEXES:
+            self._indexes.popitem(last=False)
+        return index
+
     def resync(self) -> None:
         """Rebuild soon from the lister (the cache may have missed something)."""
         self.workerqueue.enqueue_immediately(ExplicitKey(RESYNC_KEY))
@@ -156,11 +237,11 @@ class AllocationCache:
             if key not in self.in_flight and _allocatable(gs):
                 current[key] = gs
         for key in [k for k in self.cache if k not in current]:
-            del self.cache[key]
+            self._pop(key)
         for key, gs in current.items():
             cached = self.cache.get(key)
             if cached is None or cached.meta.resource_version != gs.meta.resource_version:
-                self.cache[key] = gs
+                self._put(key, gs)
 
     async def run(self) -> None:
         """Wait for the informer, build the cache, then serve `resync()` until cancelled."""

@@ -11,14 +11,16 @@ the retries) are raised, after asking the cache to resync. With `multiClusterSet
 `multi_cluster` hook, the hook decides (it gets `allocate_from_local_cluster` for the policies that
 point at this cluster); without a hook allocation is local.
 
-Batching: requests queue (100 deep) to one loop that sorts the cached candidates once and serves
-queued requests from that list until the queue is empty, 100 requests have used it, or the sort key
-(scheduling + priorities) changes; the list is then dropped. With `batch_wait_time` 0 (the default
-here) an idle loop waits for the next request and serves it at once: a lone request never waits,
-and batches form only while the loop is busy. With `batch_wait_time` > 0 the loop sleeps that long
-whenever the queue is empty, as Agones does (its default is 0.5 s). Chosen candidates leave the
-cache and are written Allocated by up to 100 concurrent updates; a write that fails other than with
-a conflict puts the candidate back. Attempts: 5, 10 ms apart with 10% jitter.
+Batching: requests queue (100 deep) to one loop that serves them one after the other from the
+cache's candidates, which the cache keeps in Agones' order as they change (see
+`allocation_cache.py`), so a request never waits for a sort of the whole cache: where Agones sorts
+once per batch and serves the batch from that list, each request here walks the order of the
+moment (Agones' order for a batch of one). With `batch_wait_time` 0 (the default here) an idle
+loop waits for the next request and serves it at once: a lone request never waits. With
+`batch_wait_time` > 0 the loop sleeps that long whenever the queue is empty, as Agones does (its
+default is 0.5 s). Chosen candidates leave the cache and are written Allocated by up to 100
+concurrent updates; a write that fails other than with a conflict puts the candidate back.
+Attempts: 5, 10 ms apart with 10% jitter.
 
 Several replicas: `settings.partition` (see `partition.py`) gives each a preferred share of the
 candidates, so they do not all reach for the same first server.
@@ -38,7 +40,6 @@ from prometheus_client import CollectorRegistry
 
 from ...apis.agones.v1.gameserver import GameServer, GameServerState
 from ...apis.allocation.v1.gameserverallocation import (
-    SCHEDULING_PACKED,
     GameServerAllocation,
     GameServerAllocationSpec,
     GameServerAllocationState,
@@ -46,10 +47,8 @@ from ...apis.allocation.v1.gameserverallocation import (
     GameServerMetadata,
     MetaPatch,
     MultiClusterSetting,
-    SortKey,
     apply_defaults,
     converter,
-    sort_key,
 )
 from ...apis.allocation.v1.validation import validate
 from ...apis.field import FieldError
@@ -63,14 +62,12 @@ from ..gameservers import informers
 from ..gameservers.gameservers import deep_copy
 from ..gameservers.pernodecounter import PerNodeCounter
 from .allocation_cache import AllocationCache, ConflictInGameServerSelection
-from .find import find_game_server_for_allocation
 from .metrics import AllocationMetrics, families
 from .partition import Partition
 
 LAST_ALLOCATED_ANNOTATION_KEY = "agones.dev/last-allocated"
 LOCAL_ALLOCATION_SOURCE = "local"
 MAX_BATCH_QUEUE = 100
-MAX_BATCH_BEFORE_REFRESH = 100
 
 LocalAllocate = Callable[[GameServerAllocation], Awaitable[GameServerAllocation]]
 MultiClusterAllocate = Callable[
@@ -311,10 +308,8 @@ class Allocator:
 
     async def listen_and_allocate(self) -> None:
         """The batching loop (Go `ListenAndAllocate`); runs until cancelled."""
-        batch = _Batch(self)
         while True:
             if self._pending.empty():
-                batch.drop()
                 if self.settings.batch_wait_time > 0:
                     await self.clock.sleep(self.settings.batch_wait_time)
                     continue
@@ -324,12 +319,29 @@ class Allocator:
             if request.future.done():  # the caller went away
                 continue
             try:
-                batch.serve(request)
+                self._serve(request)
             except Exception as err:  # never let one request stop the loop for all others
                 self.log.error("allocation batch failed", error=str(err), exc_info=err)
-                batch.drop()
                 if not request.future.done():
                     request.future.set_exception(err)
+
+    def _serve(self, request: _Request) -> None:
+        """Choose the request's GameServer, take it out of the cache, start its write."""
+        cache = self.allocation_cache
+        try:
+            gs = cache.find_game_server(request.gsa, self.settings.partition.owns)
+        except ValueError as err:
+            request.future.set_exception(err)
+            return
+        if gs is None:
+            request.future.set_exception(NoGameServer())
+            return
+        try:
+            cache.remove_game_server(gs)
+        except ConflictInGameServerSelection as err:
+            request.future.set_exception(err)
+            return
+        self._start_update(request, gs)
 
     def _start_update(self, request: _Request, gs: GameServer) -> None:
         self._spawn(self._update(request, gs))
@@ -367,59 +379,3 @@ class Allocator:
             )
         self.recorder.event(updated, EventType.NORMAL, str(updated.state() or ""), "Allocated")
         return updated
-
-
-class _Batch:
-    """The sorted candidate list shared by consecutive requests of one batch."""
-
-    def __init__(self, allocator: Allocator) -> None:
-        self.allocator = allocator
-        self.list: list[GameServer | None] | None = None
-        self.sort_key: SortKey | None = None
-        self.count = 0
-
-    def drop(self) -> None:
-        self.list = None
-        self.count = 0
-
-    def _refresh(self, gsa: GameServerAllocation) -> list[GameServer | None]:
-        self.count += 1
-        if self.count >= MAX_BATCH_BEFORE_REFRESH:
-            self.drop()
-        a = self.allocator
-        if a.gates.enabled(Feature.COUNTS_AND_LISTS):
-            key = sort_key(gsa)
-            if self.sort_key is not None and key != self.sort_key:
-                self.drop()
-            self.sort_key = key
-        if self.list is None:
-            cache = a.allocation_cache
-            spec = gsa.spec
-            scheduling = spec.scheduling if isinstance(spec, GameServerAllocationSpec) else ""
-            if not a.gates.enabled(Feature.COUNTS_AND_LISTS) or scheduling == SCHEDULING_PACKED:
-                self.list = list(cache.list_sorted_game_servers(gsa))
-            else:
-                self.list = list(cache.list_sorted_game_servers_priorities(gsa))
-        return self.list
-
-    def serve(self, request: _Request) -> None:
-        a = self.allocator
-        candidates = self._refresh(request.gsa)
-        try:
-            found = find_game_server_for_allocation(
-                request.gsa, candidates, a.gates, a.settings.partition.owns
-            )
-        except ValueError as err:
-            request.future.set_exception(err)
-            return
-        if found is None:
-            request.future.set_exception(NoGameServer())
-            return
-        gs, index = found
-        candidates[index] = None
-        try:
-            a.allocation_cache.remove_game_server(gs)
-        except ConflictInGameServerSelection as err:
-            request.future.set_exception(err)
-            return
-        a._start_update(request, gs)

@@ -18,14 +18,16 @@ Pure functions over values:
   `None` when nothing matches. `owned(gs)` says whether this replica owns a candidate (see
   `partition.py`): within the winning selector an owned match is preferred to an earlier one owned
   by another replica, so replicas that see the same cache do not all reach for the same server.
-  With the default (everything owned) this is exactly Agones' choice.
+  With the default (everything owned) this is exactly Agones' choice. `find_in_order` is the same
+  walk over any ordered iterable (the allocation cache's `candidates.CandidateIndex`);
+  `selector_states(gsa)` says which GameServer states the selectors can match at all.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from ...apis.agones.v1.gameserver import (
     GameServer,
@@ -48,6 +50,7 @@ from ...featuregates import Feature, FeatureGates
 from ..gameservers.pernodecounter import NodeCount
 
 Owned = Callable[[GameServer], bool]
+T = TypeVar("T")
 
 
 def _everything(_: GameServer) -> bool:
@@ -124,16 +127,48 @@ def packed_key(
     return _packed_keys(priorities, counts, gates)(gs)
 
 
-_UNKNOWN_NODE = (1, 0, 0)
+UNKNOWN_NODE = (1, 0, 0)
+"""The node part of the Packed key for a node the per-node counter does not know (last)."""
+
+
+def node_keys(counts: dict[str, NodeCount]) -> dict[str, tuple[int, int, int]]:
+    """The node part of the Packed key: more Allocated, then more Ready, first."""
+    return {name: (0, -c.allocated, -c.ready) for name, c in counts.items()}
+
+
+def packed_within_key(
+    priorities: Sequence[Priority], gates: FeatureGates
+) -> Callable[[GameServer], tuple[Any, ...]]:
+    """The Packed key after (state, node): players, priorities, name. It depends on the
+    GameServer alone, so `candidates.CandidateIndex` can keep groups sorted by it."""
+    players = gates.enabled(Feature.PLAYER_ALLOCATION_FILTER)
+    with_priorities = bool(priorities)
+
+    def key(gs: GameServer) -> tuple[Any, ...]:
+        return (
+            _players_key(gs, gates) if players else (0, 0),
+            priority_key(gs, priorities) if with_priorities else (),
+            gs.meta.get_name(),
+        )
+
+    return key
+
+
+def distributed_key(priorities: Sequence[Priority]) -> Callable[[GameServer], tuple[Any, ...]]:
+    """The Distributed (CountsAndLists) key: priorities, then name."""
+
+    def key(gs: GameServer) -> tuple[Any, ...]:
+        return (priority_key(gs, priorities), gs.meta.get_name())
+
+    return key
 
 
 def _packed_keys(
     priorities: Sequence[Priority], counts: dict[str, NodeCount], gates: FeatureGates
 ) -> Callable[[GameServer], tuple[Any, ...]]:
     """The key function, with the feature checks and node keys worked out once per sort."""
-    nodes = {name: (0, -c.allocated, -c.ready) for name, c in counts.items()}
-    players = gates.enabled(Feature.PLAYER_ALLOCATION_FILTER)
-    with_priorities = bool(priorities)
+    nodes = node_keys(counts)
+    within = packed_within_key(priorities, gates)
 
     def key(gs: GameServer) -> tuple[Any, ...]:
         status = gs.status
@@ -141,10 +176,8 @@ def _packed_keys(
         node = status.node_name if isinstance(status, GameServerStatus) else ""
         return (
             0 if state == GameServerState.ALLOCATED else 1,
-            nodes.get(node if isinstance(node, str) else "", _UNKNOWN_NODE),
-            _players_key(gs, gates) if players else (0, 0),
-            priority_key(gs, priorities) if with_priorities else (),
-            gs.meta.get_name(),
+            nodes.get(node if isinstance(node, str) else "", UNKNOWN_NODE),
+            *within(gs),
         )
 
     return key
@@ -164,8 +197,7 @@ def sort_distributed(
     game_servers: Sequence[GameServer], gsa: GameServerAllocation | None, gates: FeatureGates
 ) -> list[GameServer]:
     """Agones' `ListSortedGameServersPriorities`."""
-    priorities = _priorities(gsa, gates)
-    return sorted(game_servers, key=lambda gs: (priority_key(gs, priorities), gs.meta.get_name()))
+    return sorted(game_servers, key=distributed_key(_priorities(gsa, gates)))
 
 
 def _order(gsa: GameServerAllocation, size: int, gates: FeatureGates) -> Sequence[int]:
@@ -181,6 +213,17 @@ def _order(gsa: GameServerAllocation, size: int, gates: FeatureGates) -> Sequenc
     raise ValueError(f"scheduling strategy of '{scheduling}' is not supported")
 
 
+def selector_states(gsa: GameServerAllocation) -> frozenset[str] | None:
+    """The GameServer states the GSA's selectors can match; None when one matches any state."""
+    states: set[str] = set()
+    for selector in _spec(gsa).selectors or []:
+        state = selector.game_server_state
+        if not isinstance(state, str):
+            return None
+        states.add(state)
+    return frozenset(states)
+
+
 def find_game_server_for_allocation(
     gsa: GameServerAllocation,
     game_servers: Sequence[GameServer | None],
@@ -192,25 +235,38 @@ def find_game_server_for_allocation(
     `game_servers` must be sorted (`sort_packed` / `sort_distributed`); `None` entries (taken
     earlier in a batch) are skipped. The GSA must have passed validation and `converter`.
     """
+    order = _order(gsa, len(game_servers), gates)
+    return find_in_order(
+        gsa, ((gs, i) for i in order if (gs := game_servers[i]) is not None), gates, owned
+    )
+
+
+def find_in_order(
+    gsa: GameServerAllocation,
+    candidates: Iterable[tuple[GameServer, T]],
+    gates: FeatureGates,
+    owned: Owned = _everything,
+) -> tuple[GameServer, T] | None:
+    """The first `(GameServer, tag)` of `candidates`, walked in the order given, that the first
+    selector with a match matches (an owned one preferred within it), in the GSA's namespace."""
     selectors = [s.matcher(gates) for s in _spec(gsa).selectors or []]
     namespace = gsa.metadata.get_namespace() if isinstance(gsa.metadata, ObjectMeta) else ""
-    first: list[tuple[GameServer, int] | None] = [None] * len(selectors)
-    mine: list[tuple[GameServer, int] | None] = [None] * len(selectors)
+    first: list[tuple[GameServer, T] | None] = [None] * len(selectors)
+    mine: list[tuple[GameServer, T] | None] = [None] * len(selectors)
     pending = len(selectors)
-    for i in _order(gsa, len(game_servers), gates):
-        gs = game_servers[i]
-        if gs is None or gs.meta.get_namespace() != namespace:
+    for gs, tag in candidates:
+        if gs.meta.get_namespace() != namespace:
             continue
         is_mine: bool | None = None
         for j, selector in enumerate(selectors):
             if mine[j] is not None or not selector(gs):
                 continue
             if first[j] is None:
-                first[j] = (gs, i)
+                first[j] = (gs, tag)
             if is_mine is None:
                 is_mine = owned(gs)
             if is_mine:
-                mine[j] = (gs, i)
+                mine[j] = (gs, tag)
                 pending -= 1
         if pending == 0 or (mine and mine[0] is not None):
             break

@@ -266,10 +266,10 @@ async def test_a_failing_batch_fails_its_request_and_the_loop_serves_the_next(
         await wait_cached(h, allocator, 1)
         cache = allocator.allocation_cache
 
-        def broken(_: Any) -> list[Any]:
+        def broken(*_: Any) -> Any:
             raise RuntimeError("sort exploded")
 
-        monkeypatch.setattr(cache, "list_sorted_game_servers", broken)
+        monkeypatch.setattr(cache, "find_game_server", broken)
         try:
             await allocator.allocate(request([{}]))
         except RuntimeError as err:
