@@ -31,17 +31,70 @@ def _type_error(path: str, value: Any, kind: str) -> FieldError:
     )
 
 
+_SCALAR_TYPES = ("string", "integer", "number", "boolean")
+
+
+class _Plan:
+    """What one schema node asks of a value, read once per node: validation runs for every write,
+    and most nodes say little (a type, a few properties)."""
+
+    __slots__ = (
+        "array",
+        "combinators",
+        "enum",
+        "int_or_string",
+        "kind",
+        "null_ok",
+        "numeric",
+        "scalar_only",
+        "schema",
+        "string",
+    )
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        self.kind: str | None = schema.get("type") or None
+        self.null_ok = bool(
+            schema.get("nullable")
+            or (schema.get("x-kubernetes-preserve-unknown-fields") and not self.kind)
+        )
+        self.int_or_string = bool(schema.get("x-kubernetes-int-or-string"))
+        self.enum: list[Any] | None = schema.get("enum")
+        self.numeric = any(k in schema for k in ("minimum", "maximum", "multipleOf"))
+        self.string = any(k in schema for k in ("maxLength", "minLength", "pattern"))
+        self.array = any(k in schema for k in ("maxItems", "minItems", "items"))
+        self.combinators = any(k in schema for k in ("allOf", "anyOf", "oneOf", "not"))
+        # The scalar type when the type is all this node checks (most leaves of a CRD's schema).
+        plain = not (
+            self.enum is not None
+            or self.numeric
+            or self.string
+            or self.array
+            or self.combinators
+            or self.int_or_string
+        )
+        self.scalar_only = self.kind if plain and self.kind in _SCALAR_TYPES else ""
+
+
+_PLANS: dict[int, _Plan] = {}
+
+
+def _plan(schema: Schema) -> _Plan:
+    plan = _PLANS.get(id(schema))
+    if plan is None or plan.schema is not schema:
+        if len(_PLANS) > 100_000:
+            _PLANS.clear()  # as `_root`'s
+        plan = _PLANS[id(schema)] = _Plan(schema)
+    return plan
+
+
 def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> None:
+    plan = _plan(schema)
     if value is None:
-        if schema.get("nullable") or (
-            schema.get("x-kubernetes-preserve-unknown-fields") and not schema.get("type")
-        ):
-            return
-        kind = schema.get("type")
-        if kind:
-            errs.append(_type_error(path, value, kind))
+        if not plan.null_ok and plan.kind:
+            errs.append(_type_error(path, value, plan.kind))
         return
-    if schema.get("x-kubernetes-int-or-string"):
+    if plan.int_or_string:
         if not (is_int(value) or isinstance(value, str)):
             errs.append(
                 FieldError(
@@ -52,26 +105,31 @@ def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> 
                 )
             )
             return
-    else:
-        kind = schema.get("type")
-        if kind and not type_ok(kind, value):
-            errs.append(_type_error(path, value, kind))
-            return
-    enum = schema.get("enum")
+    elif plan.kind and not type_ok(plan.kind, value):
+        errs.append(_type_error(path, value, plan.kind))
+        return
+    enum = plan.enum
     if enum is not None and value not in enum:
         errs.append(
             field.not_supported(
                 path, value, [str(e) if not isinstance(e, str) else e for e in enum]
             )
         )
-    if is_num(value):
-        _numeric(value, schema, path, errs)
-    if isinstance(value, str):
-        _string(value, schema, path, errs)
-    if isinstance(value, list):
-        _array(value, schema, path, errs)
     if isinstance(value, dict):
         _object(value, schema, path, errs)
+    elif isinstance(value, str):
+        if plan.string:
+            _string(value, schema, path, errs)
+    elif isinstance(value, list):
+        if plan.array:
+            _array(value, schema, path, errs)
+    elif plan.numeric and is_num(value):
+        _numeric(value, schema, path, errs)
+    if plan.combinators:
+        _combinators(value, schema, path, errs)
+
+
+def _combinators(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> None:
     for sub in schema.get("allOf") or []:
         _validate(value, sub, path, errs)
     for key in ("anyOf", "oneOf"):
@@ -205,6 +263,8 @@ def _has_list_types(schema: Schema) -> bool:
     found = "x-kubernetes-list-type" in schema or any(
         _has_list_types(s) for s in subs if isinstance(s, dict)
     )
+    if len(_LIST_TYPES_BELOW) > 100_000:
+        _LIST_TYPES_BELOW.clear()  # as `_root`'s
     _LIST_TYPES_BELOW[id(schema)] = (schema, found)
     return found
 
@@ -272,11 +332,16 @@ def _object(value: dict[str, Any], schema: Schema, path: str, errs: list[FieldEr
     props = schema.get("properties") or {}
     extra = schema.get("additionalProperties")
     for k in sorted(value):
-        sub_path = f"{path}.{k}" if path else k
-        if k in props:
-            _validate(value[k], props[k], sub_path, errs)
-        elif isinstance(extra, dict):
-            _validate(value[k], extra, sub_path, errs)
+        sub = props.get(k)
+        if sub is None:
+            if not isinstance(extra, dict):
+                continue
+            sub = extra
+        child = value[k]
+        plan = _plan(sub)
+        if plan.scalar_only and child is not None and type_ok(plan.scalar_only, child):
+            continue  # a scalar of its declared type, with nothing else to check
+        _validate(child, sub, f"{path}.{k}" if path else k, errs)
     max_props, min_props = schema.get("maxProperties"), schema.get("minProperties")
     if max_props is not None and len(value) > max_props:
         errs.append(field.too_many(path, len(value), max_props))
@@ -288,10 +353,25 @@ def _object(value: dict[str, Any], schema: Schema, path: str, errs: list[FieldEr
         )
 
 
+_ROOTS: dict[int, tuple[Schema, Schema]] = {}
+
+
+def _root(schema: Schema) -> Schema:
+    """The root schema without `required` (checked against the whole object instead), one per
+    schema: the passes below remember facts per schema node, which a fresh copy would defeat."""
+    cached = _ROOTS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        if len(_ROOTS) > 10_000:
+            _ROOTS.clear()  # schemas of replaced CRD versions would otherwise stay pinned
+        cached = (schema, {k: v for k, v in schema.items() if k != "required"})
+        _ROOTS[id(schema)] = cached
+    return cached[1]
+
+
 def validate_custom_resource(obj: dict[str, Any], schema: Schema) -> list[FieldError]:
     """Validate everything but apiVersion/kind/metadata of a custom resource against its schema."""
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
-    root = {k: v for k, v in schema.items() if k != "required"}
+    root = _root(schema)
     errs = validate(body, root)
     for name in schema.get("required") or []:
         if name not in obj:
