@@ -445,41 +445,16 @@ class CRDController:
     async def scale(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
     ) -> web.StreamResponse:
-        from .table import jsonpath
-
         paths = (info.custom.scale if info.custom is not None else None) or {}
-        spec_path = paths.get("specReplicasPath", ".spec.replicas")
-        status_path = paths.get("statusReplicasPath", ".status.replicas")
-        selector_path = paths.get("labelSelectorPath")
-        builtin = info.custom is None  # apps/v1 Deployments and ReplicaSets
-
-        def to_scale(obj: Obj) -> Obj:
-            md = obj["metadata"]
-            scale_md = {
-                k: md[k]
-                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                if k in md
-            }
-            status: Obj = {"replicas": jsonpath(obj, status_path) or 0}
-            if selector_path:
-                sel = jsonpath(obj, selector_path)
-                if sel:
-                    status["selector"] = sel
-            elif builtin:
-                with contextlib.suppress(ValueError):
-                    sel = (obj.get("spec") or {}).get("selector")
-                    status["selector"] = str(label_selector_as_selector(sel))
-            return {
-                "kind": "Scale",
-                "apiVersion": "autoscaling/v1",
-                "metadata": scale_md,
-                "spec": {"replicas": jsonpath(obj, spec_path) or 0},
-                "status": status,
-            }
-
+        view = ScaleView(
+            paths.get("specReplicasPath", ".spec.replicas"),
+            paths.get("statusReplicasPath", ".status.replicas"),
+            paths.get("labelSelectorPath"),
+            builtin=info.custom is None,  # apps/v1 Deployments and ReplicaSets
+        )
         method = request.method
         if method == "GET":
-            return json_response(_encode(to_scale(self.registry.get(info, ns, name).obj)))
+            return json_response(_encode(view.of(self.registry.get(info, ns, name).obj)))
         if method not in ("PUT", "PATCH"):
             raise errors.method_not_supported(info.group, f"{info.resource}/scale", method.lower())
         accepted = None if method == "PATCH" else limits.BUILTIN_MEDIA_TYPES  # patches: below
@@ -490,33 +465,10 @@ class CRDController:
         retries = 5 if method == "PATCH" and not _names_resource_version(raw_body) else 0
         for attempt in range(retries + 1):
             entry = self.registry.get(info, ns, name)
-            current = to_scale(entry.obj)
-            body = raw_body if method == "PUT" else _patched_scale(ctype, current, raw_body)
-            shape = _scale_shape_error(body)
-            if shape:
-                raise errors.bad_request(
-                    f'Scale in version "v1" cannot be handled as a Scale: {shape}'
-                )
-            replicas = ((body or {}).get("spec") or {}).get("replicas")
-            if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-                raise errors.invalid(
-                    "autoscaling",
-                    "Scale",
-                    name,
-                    [
-                        fielderr.invalid(
-                            "spec.replicas", replicas, "must be greater than or equal to 0"
-                        )
-                    ],
-                )
-            obj = msgspec.json.decode(_encode(entry.obj))
-            want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
-            obj["metadata"]["resourceVersion"] = want_rv or entry.obj["metadata"]["resourceVersion"]
-            cur: Any = obj
-            steps = spec_path.lstrip(".").split(".")
-            for step in steps[:-1]:
-                cur = cur.setdefault(step, {})
-            cur[steps[-1]] = replicas
+            body = (
+                raw_body if method == "PUT" else _patched_scale(ctype, view.of(entry.obj), raw_body)
+            )
+            obj = _scaled(entry.obj, view.spec_path, name, body)
             try:
                 updated = await self.registry.update_checked(
                     info, ns, name, obj, "", is_dry_run(request.query)
@@ -525,8 +477,70 @@ class CRDController:
                 if err.code == 409 and attempt < retries:
                     continue
                 raise
-            return json_response(_encode(to_scale(updated.obj)))
+            return json_response(_encode(view.of(updated.obj)))
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+@dataclass(frozen=True)
+class ScaleView:
+    """Where a resource keeps what its scale subresource shows (the CRD's scale paths)."""
+
+    spec_path: str
+    status_path: str
+    selector_path: str | None
+    builtin: bool
+
+    def of(self, obj: Obj) -> Obj:
+        """The autoscaling/v1 Scale of `obj`."""
+        from .table import jsonpath
+
+        md = obj["metadata"]
+        scale_md = {
+            k: md[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in md
+        }
+        status: Obj = {"replicas": jsonpath(obj, self.status_path) or 0}
+        if self.selector_path:
+            sel = jsonpath(obj, self.selector_path)
+            if sel:
+                status["selector"] = sel
+        elif self.builtin:
+            with contextlib.suppress(ValueError):
+                sel = (obj.get("spec") or {}).get("selector")
+                status["selector"] = str(label_selector_as_selector(sel))
+        return {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": scale_md,
+            "spec": {"replicas": jsonpath(obj, self.spec_path) or 0},
+            "status": status,
+        }
+
+
+def _scaled(stored: Obj, spec_path: str, name: str, body: Any) -> Obj:
+    """The stored object with the replicas a Scale body asks for, under the body's
+    resourceVersion (or the stored one); a 400 or 422 for a body that is no valid Scale."""
+    shape = _scale_shape_error(body)
+    if shape:
+        raise errors.bad_request(f'Scale in version "v1" cannot be handled as a Scale: {shape}')
+    replicas = ((body or {}).get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise errors.invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            [fielderr.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
+        )
+    obj: Obj = msgspec.json.decode(_encode(stored))
+    want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
+    obj["metadata"]["resourceVersion"] = want_rv or stored["metadata"]["resourceVersion"]
+    cur: Any = obj
+    steps = spec_path.lstrip(".").split(".")
+    for step in steps[:-1]:
+        cur = cur.setdefault(step, {})
+    cur[steps[-1]] = replicas
+    return obj
 
 
 def _names_resource_version(patch: Any) -> bool:

@@ -49,16 +49,7 @@ def structural_errors(
             )
         )
     if "default" in node and not root:
-        default = copy.deepcopy(node["default"])
-        found = validate(default, node, obj_path) + list_type_errors(default, node, obj_path)
-        for err in found:
-            errs.append(
-                field.invalid(
-                    f"{path}.default",
-                    node["default"],
-                    f"{err.field}: {err.body()}" if err.field else err.body(),
-                )
-            )
+        errs.extend(_default_errors(node, path, obj_path))
     if kind == "array" and "items" not in node:
         errs.append(field.required(f"{path}.items", "must be specified"))
     props = node.get("properties")
@@ -71,23 +62,7 @@ def structural_errors(
             )
         )
     if isinstance(props, dict):
-        for name, sub in props.items():
-            sub_path = f"{path}.properties[{name}]"
-            if root and name == "metadata":
-                if isinstance(sub, dict) and set(sub.get("properties") or {}) - {
-                    "name",
-                    "generateName",
-                }:
-                    errs.append(
-                        field.forbidden(
-                            sub_path,
-                            "must not specify anything other than name and generateName, but metadata is implicitly specified",
-                        )
-                    )
-                continue
-            errs.extend(
-                structural_errors(sub, sub_path, False, f"{obj_path}.{name}" if obj_path else name)
-            )
+        errs.extend(_property_errors(props, path, root, obj_path))
     if isinstance(extra, dict):
         errs.extend(
             structural_errors(extra, f"{path}.additionalProperties", False, f"{obj_path}[*]")
@@ -119,6 +94,46 @@ _UNSUPPORTED_KEYWORDS = (
     "$ref",
 )
 _LIST_TYPES = ["atomic", "set", "map"]
+
+
+def _default_errors(node: dict[str, Any], path: str, obj_path: str) -> list[FieldError]:
+    """A default must itself pass the node's schema (reported under `<path>.default`)."""
+    default = copy.deepcopy(node["default"])
+    found = validate(default, node, obj_path) + list_type_errors(default, node, obj_path)
+    return [
+        field.invalid(
+            f"{path}.default",
+            node["default"],
+            f"{err.field}: {err.body()}" if err.field else err.body(),
+        )
+        for err in found
+    ]
+
+
+def _property_errors(
+    props: dict[str, Any], path: str, root: bool, obj_path: str
+) -> list[FieldError]:
+    """The properties' own structural errors; the root's metadata may name only name and
+    generateName."""
+    errs: list[FieldError] = []
+    for name, sub in props.items():
+        sub_path = f"{path}.properties[{name}]"
+        if root and name == "metadata":
+            if isinstance(sub, dict) and set(sub.get("properties") or {}) - {
+                "name",
+                "generateName",
+            }:
+                errs.append(
+                    field.forbidden(
+                        sub_path,
+                        "must not specify anything other than name and generateName, but metadata is implicitly specified",
+                    )
+                )
+            continue
+        errs.extend(
+            structural_errors(sub, sub_path, False, f"{obj_path}.{name}" if obj_path else name)
+        )
+    return errs
 
 
 def _unsupported_errors(node: Schema, path: str) -> list[FieldError]:
