@@ -18,8 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agones.localcluster.apiserver.registry import Registry
-from agones.localcluster.apiserver.server import LocalAPIServer
+try:
+    from agones.localcluster.apiserver.registry import Registry
+    from agones.localcluster.apiserver.server import LocalAPIServer
+except ImportError:  # a tree from before the localcluster split (bench/other_tree.py)
+    from agones.localcluster.registry import Registry  # type: ignore[no-redef]
+    from agones.localcluster.server import LocalAPIServer  # type: ignore[no-redef]
 from bench.bench_apiserver import crd_manifest, obj
 
 COUNT = 5000

@@ -2,7 +2,8 @@
 
 `serve_app(app, host, port)` sets the runner up, starts one TCP site (TLS when `ssl_context` is
 given; port 0 picks a free one) and returns the runner (whose `cleanup()` stops it) and the port
-actually bound. Access logs are off; other `AppRunner` options pass through.
+actually bound. Access logs are off; `runner_class` may be an `AppRunner` subclass; other
+`AppRunner` options pass through.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ async def serve_app(
     port: int,
     *,
     ssl_context: ssl.SSLContext | None = None,
+    runner_class: type[web.AppRunner] = web.AppRunner,
     **runner_options: Any,
 ) -> tuple[web.AppRunner, int]:
-    runner = web.AppRunner(app, access_log=None, **runner_options)
+    runner = runner_class(app, access_log=None, **runner_options)
     await runner.setup()
     site = web.TCPSite(runner, host or None, port, ssl_context=ssl_context, reuse_address=True)
     try:

@@ -75,13 +75,21 @@ class Api:
         return Response(status, decoded, hdrs)
 
     def raw(
-        self, method: str, path: str, data: bytes | None, content_type: str, accept: str = JSON
+        self,
+        method: str,
+        path: str,
+        data: bytes | None,
+        content_type: str,
+        accept: str = JSON,
+        headers: dict[str, str] | None = None,
     ) -> Response:
-        """Send bytes as they are (any content type), through the client's connection pool. A
-        protobuf response keeps its bytes as the body."""
+        """Send bytes as they are (any content type, with any extra `headers`), through the
+        client's connection pool. A protobuf response keeps its bytes as the body."""
+        extra = headers or {}
         _, url, headers, _, _ = self.client.param_serialize(
             method, path, header_params={"Accept": accept}, auth_settings=["BearerToken"]
         )
+        headers.update(extra)
         headers["Content-Type"] = content_type
         resp = self.client.rest_client.pool_manager.request(method, url, body=data, headers=headers)
         if resp.headers.get("Content-Type", "").startswith("application/vnd.kubernetes.protobuf"):

@@ -64,3 +64,14 @@ def local_only(cluster: Cluster) -> Cluster:
     if not cluster.local:
         pytest.skip("needs the local API server (fault injection)")
     return cluster
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The malformed inputs each property suite sent in this run, by surface."""
+    from tests.fuzzing import SENT
+
+    if not SENT:
+        return
+    terminalreporter.section("malformed inputs sent")
+    for surface, n in sorted(SENT.items()):
+        terminalreporter.write_line(f"{surface}: {n:,}")

@@ -5,6 +5,10 @@ well over 10,000 malformed inputs in total in under a minute or two; `thorough` 
 suite's examples by ten for a longer hunt. No example database: runs are reproducible from the
 printed seed, and nothing is written to the repository.
 
+Counts: every suite `count(surface, n)`s what it sends and asserts (`assert_enough`) that its
+surface got at least 10,000 inputs in the run (`examples()` of it under `thorough`); pytest's
+terminal summary lists the counts ("malformed inputs sent").
+
 Strategies: `json_values` (any JSON document, shallow), `mutated(valid)` (a valid object with one
 path replaced by garbage, deleted, or retyped: the inputs that reach deep into validation), and
 `texts` that favour the characters parsers trip on.
@@ -42,6 +46,28 @@ settings.load_profile(PROFILE if PROFILE in SCALE else "ci")
 def examples(ci_count: int) -> int:
     """How many examples a suite runs under the active profile."""
     return ci_count * SCALE.get(PROFILE, 1)
+
+
+REQUIRED_PER_SURFACE = 10_000
+"""What each surface's suite must send in one `ci` run (issue 15's must-show)."""
+
+SENT: dict[str, int] = {}
+"""Malformed inputs sent in this session, by surface; the terminal summary prints them."""
+
+
+def count(surface: str, n: int = 1) -> None:
+    """Record `n` malformed inputs sent to `surface` (e.g. "local API server")."""
+    SENT[surface] = SENT.get(surface, 0) + n
+
+
+def sent_to(surface: str) -> int:
+    return SENT.get(surface, 0)
+
+
+def assert_enough(surface: str) -> None:
+    """The suites of `surface` sent at least `REQUIRED_PER_SURFACE` inputs under this profile."""
+    want = examples(REQUIRED_PER_SURFACE)
+    assert sent_to(surface) >= want, f"{surface}: {sent_to(surface)} inputs sent, want {want}"
 
 
 AWKWARD = [

@@ -31,6 +31,7 @@ import msgspec
 from ..featuregates import DEFAULT_GATES, FeatureGates
 from .field import ErrorType, FieldError, Path, invalid, required
 from .meta import schema
+from .structural import crds, customresource
 
 # Group packages (relative to this package) imported by `load()`; each registers its kinds.
 GROUPS: tuple[str, ...] = (
@@ -246,29 +247,69 @@ class Scheme:
         gates: FeatureGates = DEFAULT_GATES,
         old: Any = None,
     ) -> Admission:
-        """Decode, default and validate as a create (or, with `old`, an update); never raises."""
+        """Decode, default and validate as a create (or, with `old`, an update); never raises.
+
+        A kind stored as a CRD goes through the API server's steps with the CRD's structural
+        schema (`structural.customresource`), the ones the local API server runs: decoding
+        defaults and prunes the raw object; the mutating webhook's defaults follow; the schema
+        and scale checks of the result come next, and when they fail the validating webhook is
+        never asked, so their errors are the answer.
+        """
         try:
-            obj = self.decode(data, for_create=old is None)
+            raw = self._parse(data)
+            version = _crd_version(raw)
+            if version is not None:
+                raw = copy.deepcopy(raw)
+                customresource.decode(raw, version)
         except DecodeError as err:
-            errors = err.errors or [invalid(Path(), "", str(err))]
-            return Admission(None, errors)
+            return Admission(None, err.errors or [invalid(Path(), "", str(err))])
+        try:
+            obj = self.decode(raw, for_create=old is None)
+        except DecodeError as err:
+            # The mutating webhook lets what it cannot decode through; the schema then speaks.
+            schema_errors = [] if version is None else customresource.validate(raw, version)
+            return Admission(None, schema_errors or err.errors or [invalid(Path(), "", str(err))])
         except Exception as err:  # a malformed object must never crash admission
             return Admission(None, [FieldError(ErrorType.INTERNAL, "", detail=repr(err))])
         kind = self.kind_of(obj)
         try:
-            if old is None:
-                self.apply_defaults(obj, gates)
-                errors = self.validate(obj, gates)
-            else:
-                # An update gets the CRD schema's defaults too, but no mutating webhook (Agones'
-                # mutate only on CREATE); the stored object is read with those defaults as well.
-                schema.apply_schema_defaults(obj)
-                stored = copy.deepcopy(old)
-                schema.apply_schema_defaults(stored)
-                errors = self.validate_update(stored, obj, gates)
+            errors = self._mutate_and_validate(obj, gates, old, version)
         except Exception as err:  # a bug in a rule is reported, not raised
             errors = [FieldError(ErrorType.INTERNAL, "", detail=f"{type(err).__name__}: {err}")]
         return Admission(obj, errors, kind)
+
+    def _mutate_and_validate(
+        self, obj: Any, gates: FeatureGates, old: Any, version: customresource.Version | None
+    ) -> list[FieldError]:
+        """The mutating webhook's defaults (on create), the CRD schema's checks, then the
+        validating webhook's rules."""
+        if old is None:
+            self.apply_defaults(obj, gates)
+        else:
+            # An update gets the CRD schema's defaults too, but no mutating webhook (Agones'
+            # mutate only on CREATE); the stored object is read with those defaults as well.
+            schema.apply_schema_defaults(obj)
+        if version is not None:
+            stored = self.encode(obj)
+            customresource.with_stored_status(
+                stored, version, None if old is None else self.encode(old)
+            )
+            customresource.decode(stored, version)
+            schema_errors = customresource.validate(stored, version)
+            if schema_errors:
+                return schema_errors
+        if old is None:
+            return self.validate(obj, gates)
+        current = copy.deepcopy(old)
+        schema.apply_schema_defaults(current)
+        return self.validate_update(current, obj, gates)
+
+
+def _crd_version(raw: dict[str, Any]) -> customresource.Version | None:
+    api_version, kind = raw.get("apiVersion"), raw.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None
+    return crds.version_of(api_version, kind)
 
 
 @functools.cache

@@ -5,11 +5,10 @@ crash; REST answers 4xx or 200, never 5xx."""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import ssl
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from agones.allocator.app import AllocatorApp
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.featuregates import FeatureGates
 from tests.allocator.harness import Certs, apply_policy_crd, make_certs, settings_for, write_pair
+from tests.fuzzing import count, examples
 from tests.integration.gameserverallocations.harness import AllocationHarness
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -61,6 +61,19 @@ class Served:
     certs: Certs
     channel: grpc.Channel
     context: ssl.SSLContext
+    conn: http.client.HTTPSConnection | None = None
+
+    def rest(self) -> http.client.HTTPSConnection:
+        if self.conn is None:
+            self.conn = http.client.HTTPSConnection(
+                "127.0.0.1", self.port, context=self.context, timeout=20
+            )
+        return self.conn
+
+    def reconnect(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        self.conn = None
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +103,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     context = ssl.create_default_context(cadata=certs.ca.cert_pem.decode())
     write_pair(root / "client", certs.client)
     context.load_cert_chain(root / "client" / "tls.crt", root / "client" / "tls.key")
+    served = Served(port, certs, channel, context)
     try:
-        yield Served(port, certs, channel, context)
+        yield served
     finally:
+        served.reconnect()  # closes the REST connection
         channel.close()
 
         async def stop() -> None:
@@ -114,17 +129,22 @@ def _grpc_code(served: Served, raw: bytes) -> grpc.StatusCode:
 
 
 def _rest_status(served: Served, body: bytes, content_type: str = "application/json") -> int:
-    request = urllib.request.Request(
-        f"https://127.0.0.1:{served.port}/gameserverallocation",
-        data=body,
-        method="POST",
-        headers={"Content-Type": content_type},
-    )
-    try:
-        with urllib.request.urlopen(request, context=served.context, timeout=20) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as err:
-        return int(err.code)
+    """POST over the fixture's keep-alive mTLS connection (reconnecting when the server closed it)."""
+    for attempt in range(2):
+        conn = served.rest()
+        try:
+            conn.request("POST", "/gameserverallocation", body, {"Content-Type": content_type})
+            response = conn.getresponse()
+            response.read()
+        except (http.client.HTTPException, ConnectionError):
+            served.reconnect()
+            if attempt:
+                raise
+            continue
+        if response.will_close:
+            served.reconnect()
+        return int(response.status)
+    raise AssertionError("unreachable: the second attempt returns or raises")
 
 
 label_text = st.text(st.characters(codec="utf-8"), max_size=70)
@@ -197,20 +217,35 @@ def requests(draw: st.DrawFn) -> pb.AllocationRequest:
 
 
 SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
+# Inputs per example. Bytes are mostly refused before any allocation (REST: not JSON); requests
+# that decode reach the allocator and cost an allocation attempt each, so they come fewer:
+# ci sends 100 x 30 + 100 x 70 gRPC and REST byte strings and 3 x 100 x 1 requests, 10,300.
+GRPC_BYTES, REST_BYTES, DECODABLE = 30, 70, 1
+SURFACE = "allocator (gRPC and REST)"
+
+
+def batches(inputs: st.SearchStrategy[Any], size: int) -> st.SearchStrategy[list[Any]]:
+    return st.lists(inputs, min_size=size, max_size=size)
 
 
 @SETTINGS
-@given(raw=st.binary(max_size=200))
-def test_grpc_arbitrary_bytes(served: Served, raw: bytes) -> None:
-    assert _grpc_code(served, raw) in OUTCOMES
+@given(raws=batches(st.binary(max_size=200), GRPC_BYTES))
+def test_grpc_arbitrary_bytes(served: Served, raws: list[bytes]) -> None:
+    for raw in raws:
+        count(SURFACE)
+        assert _grpc_code(served, raw) in OUTCOMES, raw
 
 
 @SETTINGS
-@given(request=requests())
-def test_grpc_malformed_requests(served: Served, request: pb.AllocationRequest) -> None:
-    assert _grpc_code(served, request.SerializeToString()) in OUTCOMES
+@given(requests=batches(requests(), DECODABLE))
+def test_grpc_malformed_requests(served: Served, requests: list[pb.AllocationRequest]) -> None:
+    for request in requests:
+        count(SURFACE)
+        assert _grpc_code(served, request.SerializeToString()) in OUTCOMES, request
 
 
 json_values = st.recursive(
@@ -239,23 +274,28 @@ json_keys = st.sampled_from(
 
 
 @SETTINGS
-@given(body=st.dictionaries(json_keys, json_values, max_size=5))
-def test_rest_malformed_json(served: Served, body: dict[str, Any]) -> None:
-    status = _rest_status(served, json.dumps(body).encode())
-    assert status < 500, body
+@given(bodies=batches(st.dictionaries(json_keys, json_values, max_size=5), DECODABLE))
+def test_rest_malformed_json(served: Served, bodies: list[dict[str, Any]]) -> None:
+    for body in bodies:
+        count(SURFACE)
+        assert _rest_status(served, json.dumps(body).encode()) < 500, body
 
 
 @SETTINGS
-@given(body=st.binary(max_size=200))
-def test_rest_arbitrary_bytes(served: Served, body: bytes) -> None:
-    assert _rest_status(served, body) < 500
+@given(bodies=batches(st.binary(max_size=200), REST_BYTES))
+def test_rest_arbitrary_bytes(served: Served, bodies: list[bytes]) -> None:
+    for body in bodies:
+        count(SURFACE)
+        assert _rest_status(served, body) < 500, body
 
 
 @SETTINGS
-@given(request=requests())
-def test_rest_malformed_requests(served: Served, request: pb.AllocationRequest) -> None:
-    body = json.dumps(json_format.MessageToDict(request)).encode()
-    assert _rest_status(served, body) < 500
+@given(requests=batches(requests(), DECODABLE))
+def test_rest_malformed_requests(served: Served, requests: list[pb.AllocationRequest]) -> None:
+    for request in requests:
+        count(SURFACE)
+        body = json.dumps(json_format.MessageToDict(request)).encode()
+        assert _rest_status(served, body) < 500, body
 
 
 INVALID = [

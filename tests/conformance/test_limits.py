@@ -88,6 +88,30 @@ def test_long_label_selector_reaches_the_parser(cluster: Cluster, namespace: str
 
 
 @pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({"X-Pad": "a" * (MiB + 8192)}, id="one-header"),
+        pytest.param({f"X-Pad-{i}": "a" * 8000 for i in range(140)}, id="many-headers"),
+    ],
+)
+def test_request_headers_over_one_mebibyte_are_431(
+    cluster: Cluster, namespace: str, headers: dict[str, str]
+) -> None:
+    # Go's http.Server reads at most MaxHeaderBytes (1 MiB) plus 4096 bytes of request line and
+    # headers, counted together; past that it answers its bare 431 and closes the connection.
+    resp = cluster.api.raw("GET", configmaps(namespace), None, "application/json", headers=headers)
+    assert resp.status == 431, resp
+    assert resp.body == "431 Request Header Fields Too Large"
+
+
+def test_request_headers_under_one_mebibyte_are_served(cluster: Cluster, namespace: str) -> None:
+    headers = {f"X-Pad-{i}": "a" * 8000 for i in range(120)}  # 960,000 bytes together
+    resp = cluster.api.raw("GET", configmaps(namespace), None, "application/json", headers=headers)
+    assert resp.status == 200, resp
+    assert resp.body["items"] == []
+
+
+@pytest.mark.parametrize(
     ("change", "message"),
     [
         pytest.param({"kind": "Secret"}, "invalid object type: /v1, Kind=Secret", id="kind"),

@@ -35,12 +35,13 @@ from agones.sdkserver.gateway import build_routes
 from agones.sdkserver.sdkserver import SDKServer
 from agones.sdkserver.serve import serve_sdk
 from agones.sdkserver.store import InMemoryGameServerStore
+from tests.fuzzing import REQUIRED_PER_SURFACE, count
 from tests.sdkserver.test_cluster_sdkserver import GS, START
 
-BATCH = 8
+BATCH = 16
 """Inputs per hypothesis example."""
 EXAMPLES = settings.default.max_examples * 7
-"""Examples per surface (ci: 700 x 8 = 5,600 inputs over REST and as many over gRPC)."""
+"""Examples per surface (ci: 700 x 16 = 11,200 inputs over REST and as many over gRPC)."""
 
 
 class _Tracebacks(logging.Handler):
@@ -258,6 +259,7 @@ def test_rest_malformed_bodies(sidecar: Sidecar) -> None:
             path = _path(route.template) + (f"?{query}" if query else "")
             status, raw = _request(conn, route.http_method, path, body)
             sent.append(1)
+            count("SDK REST")
             what = f"{route.http_method} {path} {body[:60]!r}"
             _check_rest_answer(status, raw, refused, what)
             if status == 400:
@@ -268,6 +270,7 @@ def test_rest_malformed_bodies(sidecar: Sidecar) -> None:
     finally:
         conn.close()
     assert len(sent) >= EXAMPLES * BATCH
+    assert len(sent) >= REQUIRED_PER_SURFACE
     assert sidecar.tracebacks.records == []
     status, raw = _request(
         http.client.HTTPConnection("127.0.0.1", sidecar.http_port, timeout=30),
@@ -393,9 +396,11 @@ def test_grpc_malformed_messages(sidecar: Sidecar) -> None:
                         ), err.details()
                         assert sidecar.state() == before, f"{method} {raw!r}: changed"
                 sent.append(1)
+                count("SDK gRPC")
 
         run()
         assert len(sent) >= EXAMPLES * BATCH
+        assert len(sent) >= REQUIRED_PER_SURFACE
         assert grpc.StatusCode.INTERNAL in codes
         reply = calls["/agones.dev.sdk.SDK/GetGameServer"](b"", timeout=30)
         assert reply

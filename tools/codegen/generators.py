@@ -24,6 +24,7 @@ def _protos(root: Path) -> dict[str, str]:
 
 GENERATORS: dict[str, Generator] = {
     "crds": crds.generate,
+    "crd-schemas": crds.generate_schemas,
     "chart-crds": chart.generate,
     "typed-clients": typed_clients.generate,
     "protos": _protos,

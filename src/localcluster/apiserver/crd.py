@@ -11,6 +11,7 @@ against the version's structural schema (`schema.py`); scale subresource request
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,8 +21,10 @@ from aiohttp import web
 
 from ...apis import field as fielderr
 from ...apis.field import FieldError
+from ...apis.structural import customresource
+from ...apis.structural.defaulting import prune_object_meta
 from ...informers.labels import label_selector_as_selector
-from . import errors, limits, schema
+from . import crdschema, errors, limits
 from .deletion import DeleteOptions
 from .handlers import ResourceHandler
 from .meta import now_rfc3339
@@ -44,6 +47,12 @@ class CustomResourceVersion:
     printer_columns: list[dict[str, Any]] = field(default_factory=list)
     scale: dict[str, Any] | None = None
     storage_version: str = ""
+    status_subresource: bool = False
+
+    @functools.cached_property
+    def structural(self) -> customresource.Version:
+        """The schema passes' view of this version (the one `agones.apis.scheme.admit` runs)."""
+        return customresource.Version(self.schema, self.scale, self.status_subresource)
 
 
 def validate_crd(obj: Obj) -> list[FieldError]:
@@ -126,7 +135,7 @@ def _schema_errors(version: Obj, path: str, required_at: str) -> list[FieldError
         return [fielderr.required(f"{required_at}.openAPIV3Schema", "schemas are required")]
     if isinstance(s, dict) and s.get("type") != "object":
         return [fielderr.invalid(f"{path}.type", s.get("type", ""), "must be object at the root")]
-    return schema.structural_errors(s, path)
+    return crdschema.structural_errors(s, path)
 
 
 _COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
@@ -190,46 +199,6 @@ def _scale_errors(version: Obj, path: str) -> list[FieldError]:
     return errs
 
 
-_GO_TYPES = {str: "string", float: "float64", bool: "bool", dict: "map[string]interface {}"}
-_MAX_INT32 = 2**31 - 1
-
-
-def _nested(obj: Obj, path: str) -> tuple[Any, str]:
-    """unstructured.NestedFieldNoCopy at a `.a.b` path: (value or None, accessor error)."""
-    cur: Any = obj
-    steps = path.lstrip(".").split(".")
-    for i, step in enumerate(steps):
-        if not isinstance(cur, dict):
-            shown = "." + ".".join(steps[:i])
-            return (
-                None,
-                f"{shown} accessor error: {cur} is of the type {_go_type(cur)}, expected map[string]interface{{}}",
-            )
-        if step not in cur:
-            return None, ""
-        cur = cur[step]
-    return cur, ""
-
-
-def _go_type(value: Any) -> str:
-    return "[]interface {}" if isinstance(value, list) else _GO_TYPES.get(type(value), "int64")
-
-
-def _replicas_errors(obj: Obj, path: str | None) -> list[FieldError]:
-    if not path:
-        return []
-    value, err = _nested(obj, path)
-    if not err and value is not None and (type(value) is not int):
-        err = f"{path} accessor error: {value} is of the type {_go_type(value)}, expected int64"
-    if err:
-        return [fielderr.invalid(path, 0, err)]
-    if value is not None and value < 0:
-        return [fielderr.invalid(path, value, "should be a non-negative integer")]
-    if value is not None and value > _MAX_INT32:
-        return [fielderr.invalid(path, value, f"should be less than or equal to {_MAX_INT32}")]
-    return []
-
-
 def _go_json_type(value: Any) -> str:
     """The JSON type Go's decoder names in "cannot unmarshal X into ..."."""
     if isinstance(value, bool):
@@ -261,23 +230,6 @@ def _scale_shape_error(body: Any) -> str:
     return ""
 
 
-def scale_errors(obj: Obj, scale: Obj | None) -> list[FieldError]:
-    """ValidateScaleSpec and ValidateScaleStatus: the replica counts the scale subresource reads
-    must be int32s at or above 0 (the label selector, when declared, a string)."""
-    if not scale:
-        return []
-    errs = _replicas_errors(obj, scale.get("specReplicasPath"))
-    errs += _replicas_errors(obj, scale.get("statusReplicasPath"))
-    selector_path = scale.get("labelSelectorPath")
-    if selector_path:
-        value, err = _nested(obj, selector_path)
-        if not err and value is not None and not isinstance(value, str):
-            err = f"{selector_path} accessor error: {value} is of the type {_go_type(value)}, expected string"
-        if err:
-            errs.append(fielderr.invalid(selector_path, "", err))
-    return errs
-
-
 def infos_for(crd: Obj) -> list[ResourceInfo]:
     spec = crd["spec"]
     names = spec["names"]
@@ -293,6 +245,7 @@ def infos_for(crd: Obj) -> list[ResourceInfo]:
             printer_columns=list(v.get("additionalPrinterColumns") or []),
             scale=sub.get("scale"),
             storage_version=storage,
+            status_subresource="status" in sub,
         )
         out.append(
             ResourceInfo(
@@ -470,10 +423,7 @@ class CRDController:
 
     def default_custom(self, info: ResourceInfo, obj: Obj) -> None:
         """Schema defaults and pruning alone (what decoding does before mutating admission)."""
-        s = info.custom.schema
-        if s is not None:
-            schema.apply_defaults(obj, s)
-            schema.prune(obj, s, root=True)
+        customresource.decode(obj, info.custom.structural)
 
     def prepare_custom(self, info: ResourceInfo, obj: Obj, strict: bool) -> list[FieldError]:
         """Default, prune and validate a custom resource against its version's schema.
@@ -481,11 +431,8 @@ class CRDController:
         With `strict` (fieldValidation=Strict), unknown fields are an error instead of being pruned.
         """
         custom: CustomResourceVersion = info.custom
-        s = custom.schema
-        dropped = schema.prune_object_meta(obj.setdefault("metadata", {}))
-        if s is not None:
-            schema.apply_defaults(obj, s)
-            dropped += schema.prune(obj, s, root=True)
+        dropped = prune_object_meta(obj.setdefault("metadata", {}))
+        dropped += customresource.decode(obj, custom.structural)
         if strict and dropped:
             unknown = ", ".join(f'unknown field "{p}"' for p in dropped)
             raise errors.bad_request(
@@ -494,47 +441,21 @@ class CRDController:
             )
         if custom.storage_version and custom.storage_version != info.version:
             obj["apiVersion"] = f"{info.group}/{custom.storage_version}"
-        errs = [] if s is None else schema.validate_custom_resource(obj, s)
-        return errs + scale_errors(obj, custom.scale)
+        return customresource.validate(obj, custom.structural)
 
     async def scale(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
     ) -> web.StreamResponse:
-        from .table import jsonpath
-
         paths = (info.custom.scale if info.custom is not None else None) or {}
-        spec_path = paths.get("specReplicasPath", ".spec.replicas")
-        status_path = paths.get("statusReplicasPath", ".status.replicas")
-        selector_path = paths.get("labelSelectorPath")
-        builtin = info.custom is None  # apps/v1 Deployments and ReplicaSets
-
-        def to_scale(obj: Obj) -> Obj:
-            md = obj["metadata"]
-            scale_md = {
-                k: md[k]
-                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                if k in md
-            }
-            status: Obj = {"replicas": jsonpath(obj, status_path) or 0}
-            if selector_path:
-                sel = jsonpath(obj, selector_path)
-                if sel:
-                    status["selector"] = sel
-            elif builtin:
-                with contextlib.suppress(ValueError):
-                    sel = (obj.get("spec") or {}).get("selector")
-                    status["selector"] = str(label_selector_as_selector(sel))
-            return {
-                "kind": "Scale",
-                "apiVersion": "autoscaling/v1",
-                "metadata": scale_md,
-                "spec": {"replicas": jsonpath(obj, spec_path) or 0},
-                "status": status,
-            }
-
+        view = ScaleView(
+            paths.get("specReplicasPath", ".spec.replicas"),
+            paths.get("statusReplicasPath", ".status.replicas"),
+            paths.get("labelSelectorPath"),
+            builtin=info.custom is None,  # apps/v1 Deployments and ReplicaSets
+        )
         method = request.method
         if method == "GET":
-            return json_response(_encode(to_scale(self.registry.get(info, ns, name).obj)))
+            return json_response(_encode(view.of(self.registry.get(info, ns, name).obj)))
         if method not in ("PUT", "PATCH"):
             raise errors.method_not_supported(info.group, f"{info.resource}/scale", method.lower())
         accepted = None if method == "PATCH" else limits.BUILTIN_MEDIA_TYPES  # patches: below
@@ -545,33 +466,10 @@ class CRDController:
         retries = 5 if method == "PATCH" and not _names_resource_version(raw_body) else 0
         for attempt in range(retries + 1):
             entry = self.registry.get(info, ns, name)
-            current = to_scale(entry.obj)
-            body = raw_body if method == "PUT" else _patched_scale(ctype, current, raw_body)
-            shape = _scale_shape_error(body)
-            if shape:
-                raise errors.bad_request(
-                    f'Scale in version "v1" cannot be handled as a Scale: {shape}'
-                )
-            replicas = ((body or {}).get("spec") or {}).get("replicas")
-            if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-                raise errors.invalid(
-                    "autoscaling",
-                    "Scale",
-                    name,
-                    [
-                        fielderr.invalid(
-                            "spec.replicas", replicas, "must be greater than or equal to 0"
-                        )
-                    ],
-                )
-            obj = msgspec.json.decode(_encode(entry.obj))
-            want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
-            obj["metadata"]["resourceVersion"] = want_rv or entry.obj["metadata"]["resourceVersion"]
-            cur: Any = obj
-            steps = spec_path.lstrip(".").split(".")
-            for step in steps[:-1]:
-                cur = cur.setdefault(step, {})
-            cur[steps[-1]] = replicas
+            body = (
+                raw_body if method == "PUT" else _patched_scale(ctype, view.of(entry.obj), raw_body)
+            )
+            obj = _scaled(entry.obj, view.spec_path, name, body)
             try:
                 updated = await self.registry.update_checked(
                     info, ns, name, obj, "", is_dry_run(request.query)
@@ -580,8 +478,70 @@ class CRDController:
                 if err.code == 409 and attempt < retries:
                     continue
                 raise
-            return json_response(_encode(to_scale(updated.obj)))
+            return json_response(_encode(view.of(updated.obj)))
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+@dataclass(frozen=True)
+class ScaleView:
+    """Where a resource keeps what its scale subresource shows (the CRD's scale paths)."""
+
+    spec_path: str
+    status_path: str
+    selector_path: str | None
+    builtin: bool
+
+    def of(self, obj: Obj) -> Obj:
+        """The autoscaling/v1 Scale of `obj`."""
+        from .table import jsonpath
+
+        md = obj["metadata"]
+        scale_md = {
+            k: md[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in md
+        }
+        status: Obj = {"replicas": jsonpath(obj, self.status_path) or 0}
+        if self.selector_path:
+            sel = jsonpath(obj, self.selector_path)
+            if sel:
+                status["selector"] = sel
+        elif self.builtin:
+            with contextlib.suppress(ValueError):
+                sel = (obj.get("spec") or {}).get("selector")
+                status["selector"] = str(label_selector_as_selector(sel))
+        return {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": scale_md,
+            "spec": {"replicas": jsonpath(obj, self.spec_path) or 0},
+            "status": status,
+        }
+
+
+def _scaled(stored: Obj, spec_path: str, name: str, body: Any) -> Obj:
+    """The stored object with the replicas a Scale body asks for, under the body's
+    resourceVersion (or the stored one); a 400 or 422 for a body that is no valid Scale."""
+    shape = _scale_shape_error(body)
+    if shape:
+        raise errors.bad_request(f'Scale in version "v1" cannot be handled as a Scale: {shape}')
+    replicas = ((body or {}).get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise errors.invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            [fielderr.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
+        )
+    obj: Obj = msgspec.json.decode(_encode(stored))
+    want_rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
+    obj["metadata"]["resourceVersion"] = want_rv or stored["metadata"]["resourceVersion"]
+    cur: Any = obj
+    steps = spec_path.lstrip(".").split(".")
+    for step in steps[:-1]:
+        cur = cur.setdefault(step, {})
+    cur[steps[-1]] = replicas
+    return obj
 
 
 def _names_resource_version(patch: Any) -> bool:

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ...apis.field import FieldError
+from ...apis.structural.defaulting import prune_object_meta
 from . import errors
+from .crdschema import prune_crd_schema_fields
 from .resources import ResourceInfo
-from .schema import prune_crd_schema_fields, prune_object_meta
 
 Obj = dict[str, Any]
 

@@ -2,8 +2,12 @@
 
 - A request body is read up to `MAX_REQUEST_BODY_BYTES` (genericapiserver's MaxRequestBodyBytes,
   3 MiB); a longer one is a 413 `RequestEntityTooLarge` (`limitedReadBody`).
-- The request line and headers may take up to `MAX_HEADER_BYTES` (the 1 MiB `MaxHeaderBytes` of
-  the apiserver's `http.Server`), so a long label selector reaches the selector parser.
+- The request line and headers together may take up to `HEADER_READ_LIMIT` (the 1 MiB
+  `MaxHeaderBytes` of the apiserver's `http.Server` plus the 4096 bytes of bufio slack Go's
+  `initialReadLimitSize` adds), so a long label selector reaches the selector parser; more is
+  Go's bare `431 Request Header Fields Too Large` (text/plain, connection closed), whether one
+  line is too long (`HeaderLimitsRunner` maps aiohttp's parser error) or all of them together
+  (`headers_too_large`, checked first by the server's middleware).
 - A create or update body must be one of the media types the resource's serializers accept
   (`negotiation.NewUnsupportedMediaTypeError`, 415).
 - A decoded body nested deeper than `MAX_DEPTH` is a 400, so recursive code further on (defaulting,
@@ -18,11 +22,16 @@ import logging
 from typing import Any
 
 from aiohttp import http_exceptions, web
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_server import Server
 
 from . import errors
 
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 MAX_HEADER_BYTES = 1 << 20
+HEADER_READ_LIMIT = MAX_HEADER_BYTES + 4096
+HEADERS_TOO_LARGE = "431 Request Header Fields Too Large"
 MAX_DEPTH = 256
 
 JSON = "application/json"
@@ -132,11 +141,64 @@ class HTTPProtocolLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
         self.error(msg, *args, **kwargs)
 
 
+def header_bytes(request: BaseRequest) -> int:
+    """The size of the request line and headers as they came on the wire (CRLFs included)."""
+    line = len(request.method) + len(request.raw_path) + len(" HTTP/1.1\r\n")
+    return line + sum(len(k) + len(v) + 4 for k, v in request.raw_headers) + 2
+
+
+def headers_too_large_response() -> web.Response:
+    """What Go's net/http writes when the request line and headers pass the read limit."""
+    resp = web.Response(status=431, text=HEADERS_TOO_LARGE, content_type="text/plain")
+    resp.force_close()
+    return resp
+
+
+def headers_too_large(request: BaseRequest) -> web.Response | None:
+    """The 431 for a request whose lines together pass `HEADER_READ_LIMIT` (None when they fit)."""
+    if header_bytes(request) <= HEADER_READ_LIMIT:
+        return None
+    return headers_too_large_response()
+
+
+class _HeaderLimitsHandler(RequestHandler):
+    """aiohttp's connection handler, answering a line longer than the parser takes as Go does."""
+
+    __slots__ = ()
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if isinstance(exc, http_exceptions.LineTooLong):
+            self.logger.info("request header fields too large from %s", request.remote)
+            return headers_too_large_response()
+        return super().handle_error(request, status, exc, message)
+
+
+class _HeaderLimitsServer(Server):
+    def __call__(self) -> RequestHandler:
+        return _HeaderLimitsHandler(self, loop=self._loop, **self._kwargs)
+
+
+class HeaderLimitsRunner(web.AppRunner):
+    """An `AppRunner` whose connections answer over-long header lines with Go's 431."""
+
+    async def _make_server(self) -> Server:
+        server = await super()._make_server()
+        server.__class__ = _HeaderLimitsServer  # the same object, with Go's answer to long lines
+        return server
+
+
 def server_kwargs() -> dict[str, Any]:
     """aiohttp server settings matching the apiserver's limits on request lines and headers."""
     return {
-        "max_line_size": MAX_HEADER_BYTES,
-        "max_field_size": MAX_HEADER_BYTES,
+        "runner_class": HeaderLimitsRunner,
+        "max_line_size": HEADER_READ_LIMIT,
+        "max_field_size": HEADER_READ_LIMIT,
         "max_headers": 32768,
         "logger": HTTPProtocolLogger(logging.getLogger("agones.localcluster.http"), {}),
     }

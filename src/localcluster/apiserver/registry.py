@@ -18,26 +18,25 @@ from typing import Any
 from ...apis import field
 from ...apis.field import FieldError
 from ...apis.meta.labelselector import EVERYTHING
-from ...jsonpatch import PatchError
-from ...jsonpatch import apply_patch as apply_json_patch
 from . import (
     apps,
     deletion,
     errors,
     managedfields,
     meta,
+    patching,
     podadmission,
     quantities,
     statefulsets,
     storage,
+    updates,
 )
 from .apply import PATCH_RETRIES, apply_patch_meta, apply_request, patch_meta_from_schema
-from .builtins import ClusterIPAllocator, create_hooks, normalize_secret, validate_pod_update
+from .builtins import ClusterIPAllocator, create_hooks
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
-from .patch import PatchMeta, apply_merge_patch, apply_strategic_merge_patch
-from .podadmission import validate_container_state_transitions
+from .patch import PatchMeta
 from .registryops import Admission, ListResult, Obj
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
@@ -80,7 +79,7 @@ class Registry:
             ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
         }
         # Checks of what an update may change, given the stored object.
-        self.update_transitions: dict[tuple[str, str], Callable[[Obj, Obj], list[FieldError]]] = {
+        self.update_transitions: dict[tuple[str, str], updates.UpdateTransition] = {
             ("apps", "StatefulSet"): statefulsets.validate_statefulset_update,
             ("apps", "ControllerRevision"): statefulsets.validate_controller_revision_update,
             ("", "PersistentVolumeClaim"): storage.validate_claim_update,
@@ -399,37 +398,11 @@ class Registry:
         strict: bool = False,
         manager: str | None = None,
     ) -> Entry:
+        """Update `obj` over the stored object: preconditions, managedFields, mutating admission,
+        the kind's update rules, validation, generation, validating admission, then the write."""
         current = self.get(info, ns, name)
         old = current.obj
-        md = obj["metadata"]
-        want_rv = md.get("resourceVersion", "")
-        if want_rv:
-            if not want_rv.isdigit():
-                # kube-apiserver fails these with 500 (an unconverted storage error); say 400.
-                raise errors.bad_request(
-                    f'resourceVersion: Invalid value: "{want_rv}": must be an unsigned integer'
-                )
-            if want_rv != old["metadata"]["resourceVersion"]:
-                raise errors.conflict(info.group, info.resource, name, errors.OBJECT_MODIFIED)
-        elif info.custom is not None:
-            raise errors.invalid(
-                info.group,
-                info.kind,
-                name,
-                [
-                    field.invalid(
-                        "metadata.resourceVersion", "0x0", "must be specified for an update"
-                    )
-                ],
-            )
-        uid = md.get("uid")
-        if uid and uid != old["metadata"].get("uid"):
-            raise errors.conflict(
-                info.group,
-                info.resource,
-                name,
-                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old['metadata'].get('uid')}",
-            )
+        updates.check_preconditions(info, name, obj["metadata"], old["metadata"])
         if manager is not None:
             obj = self._merge_subresource(info, sub, obj, old)
             served = info.from_storage(copy.deepcopy(old)) if info.from_storage else old
@@ -439,50 +412,30 @@ class Registry:
         obj = self._merge_subresource(info, sub, obj, old)
         md = obj["metadata"]
         meta.keep_immutable(md, old["metadata"])
-        if old["metadata"].get("deletionTimestamp"):
-            added = set(md.get("finalizers") or []) - set(old["metadata"].get("finalizers") or [])
-            if added:
-                raise errors.invalid(
-                    info.group,
-                    info.kind,
-                    name,
-                    [
-                        field.forbidden(
-                            "metadata.finalizers",
-                            f"no new finalizers can be added if the object is being deleted, found new finalizers {sorted(added)!r}",
-                        )
-                    ],
-                )
-        if info.kind == "Pod" and not info.group:
-            check = validate_pod_update if not sub else validate_container_state_transitions
-            errs = guarded(info, lambda o: check(o, old), obj)
-            if errs:
-                raise errors.invalid("", "Pod", name, errs)
-        if info.kind == "Secret" and not info.group:
-            errs = guarded(info, normalize_secret, obj)
-            if errs:
-                raise errors.invalid("", "Secret", name, errs)
-        validator = self.update_validators.get((info.group, info.kind))
-        transition = self.update_transitions.get((info.group, info.kind))
-        if validator is not None and not sub:
-            errs = guarded(info, validator, obj)
-            if transition is not None and not errs:
-                errs = guarded(info, lambda o: transition(o, old), obj)
-            if errs:
-                raise errors.invalid(info.group, info.kind, name, errs)
+        updates.check_update_rules(
+            info, name, sub, obj, old, self.update_validators, self.update_transitions
+        )
         self._validate(info, obj, strict)
         # After defaulting and pruning, so an update that only omits defaulted fields is no change.
-        if info.generation and _spec_changed(info, obj, old):
+        if info.generation and updates.spec_changed(info, obj, old):
             md["generation"] = old["metadata"].get("generation", 0) + 1
         if self.admission is not None:
             await self.admission.validate(op, info, sub, obj, old, dry_run)
         md["resourceVersion"] = old["metadata"]["resourceVersion"]
-        if obj == old:
+        return self._store_update(info, ns, name, current, obj, dry_run)
+
+    def _store_update(
+        self, info: ResourceInfo, ns: str, name: str, current: Entry, obj: Obj, dry_run: bool
+    ) -> Entry:
+        """Write an admitted update (none when nothing changed); an object whose last finalizer
+        went while it was being deleted is removed."""
+        if obj == current.obj:
             return current
         if dry_run:
             return Entry(obj, b"", self.store.rv)
         if self.store.get(info.key, ns, name) is not current:
             raise errors.conflict(info.group, info.resource, name, errors.OBJECT_MODIFIED)
+        md = obj["metadata"]
         if md.get("deletionTimestamp") and not md.get("finalizers"):
             self.commit(info, current, obj)
             entry = self.store.get(info.key, ns, name)
@@ -572,7 +525,7 @@ class Registry:
         await self.faults.before_write(info.group, info.resource, name)
         # Without a resourceVersion precondition a patch is re-applied to the latest object when a
         # concurrent write wins the race, as the apiserver's update loop does.
-        precondition = _patch_sets_resource_version(patch_type, patch)
+        precondition = patching.patch_sets_resource_version(patch_type, patch)
         for attempt in range(PATCH_RETRIES):
             current = self.get(info, ns, name)
             obj = self._patched(info, ns, name, current, patch_type, patch)
@@ -588,35 +541,7 @@ class Registry:
     def _patched(
         self, info: ResourceInfo, ns: str, name: str, current: Entry, patch_type: str, patch: Any
     ) -> Obj:
-        base = copy.deepcopy(current.obj)
-        if info.from_storage is not None:
-            base = info.from_storage(base)
-        if patch_type == "json":
-            patch = [] if patch is None else patch  # `null` decodes to the empty patch
-            check_json_patch(patch)
-        try:
-            if patch_type == "json":
-                patched = apply_json_patch(base, patch)
-            elif patch_type == "merge":
-                patched = apply_merge_patch(base, patch)
-            elif patch_type == "strategic":
-                if info.patch_meta is None:
-                    raise errors.unsupported_media_type("application/strategic-merge-patch+json")
-                patched = apply_strategic_merge_patch(base, patch, info.patch_meta)
-            else:
-                raise errors.unsupported_media_type(patch_type)
-        except PatchError as err:
-            if patch_type == "json":
-                raise json_patch_failed() from None
-            raise errors.StatusError(422, "Invalid", str(err)) from None
-        if not isinstance(patched, dict):
-            raise errors.bad_request("the patched object is not a JSON object")
-        patched_md = patched.get("metadata")
-        if not isinstance(patched_md, dict):
-            raise errors.bad_request("metadata must be an object")
-        # A resourceVersion in the patch is a precondition; otherwise the patch applies to `current`.
-        if not patched_md.get("resourceVersion"):
-            patched_md["resourceVersion"] = current.obj["metadata"]["resourceVersion"]
+        patched = patching.patched_object(info, current.obj, patch_type, patch)
         obj = self.coerce(info, patched, ns)
         if obj["metadata"].get("name") != name:
             raise errors.bad_request(
@@ -710,50 +635,3 @@ _CONTINUE_EXPIRED = (
     "inconsistent list - objects that were created, modified, or deleted between the time the first "
     "chunk was returned and now may show up in the list."
 )
-
-
-_JSON_TYPES = {dict: "object", str: "string", int: "number", float: "number", bool: "bool"}
-# The apiserver's limit on the operations of one JSON patch (maxJSONPatchOperations).
-MAX_JSON_PATCH_OPERATIONS = 10000
-
-
-def check_json_patch(patch: Any) -> None:
-    """What jsonpatch.DecodePatch refuses (400), and the operation limit (413)."""
-    if not isinstance(patch, list):
-        kind = _JSON_TYPES.get(type(patch), "value")
-        raise errors.bad_request(
-            f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch"
-        )
-    if len(patch) > MAX_JSON_PATCH_OPERATIONS:
-        raise errors.StatusError(
-            413,
-            "RequestEntityTooLarge",
-            "Request entity too large: The allowed maximum operations in a JSON patch is "
-            f"{MAX_JSON_PATCH_OPERATIONS}, got {len(patch)}",
-        )
-
-
-def json_patch_failed() -> errors.StatusError:
-    """A JSON patch that does not apply (a failed `test`, a missing path): the apiserver wraps the
-    library's error in NewGenericServerResponse(422), which keeps none of its text."""
-    return errors.StatusError(
-        422, "Invalid", "the server rejected our request due to an error in our request", {}
-    )
-
-
-def _patch_sets_resource_version(patch_type: str, patch: Any) -> bool:
-    if patch_type == "json":
-        return isinstance(patch, list) and any(
-            isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in patch
-        )
-    md = patch.get("metadata") if isinstance(patch, dict) else None
-    return isinstance(md, dict) and bool(md.get("resourceVersion"))
-
-
-def _spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:
-    """Whether anything but metadata (and status, when it is a subresource) changed."""
-    skip = {"metadata", "apiVersion", "kind"}
-    if info.custom is None or info.has_status:
-        skip.add("status")
-    keys = (set(new) | set(old)) - skip
-    return any(new.get(k) != old.get(k) for k in keys)

@@ -265,6 +265,9 @@ class LocalAPIServer:
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        too_large = limits.headers_too_large(request)
+        if too_large is not None:
+            return too_large
         token = self.options.token
         if (
             token is not None

@@ -10,6 +10,8 @@ a 4-byte big-endian length and a `metav1.WatchEvent` whose object is the envelop
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -32,10 +34,72 @@ from .requests import (
     wants_table,
 )
 from .resources import ResourceInfo
-from .selectors import fields_match, labels_match
+from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
 from .table import to_table
+from .watch import Watcher
 
 _encode = encode
+
+
+Frame = Callable[[dict[str, Any]], bytes]
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """What a watch request asks for, read and checked before any byte is sent."""
+
+    labels: LabelSelector
+    fields: FieldSelector
+    since: int | None
+    timeout: float
+    bookmarks: bool
+    initial_end: bool
+    table: tuple[str, Any] | None
+    frame: Frame | None  # protobuf framing; None: JSON lines
+
+    @property
+    def filtered(self) -> bool:
+        return not self.labels.empty() or bool(self.fields)
+
+
+def watch_options(request: web.Request, info: ResourceInfo, name: str) -> WatchOptions:
+    """The watch's query parameters, or the 400/422 kube-apiserver gives for them."""
+    q = request.query
+    labels, fields = selectors(info, q)
+    if name:
+        fields = (*fields, ("metadata.name", "=", name))
+    rv_param = q.get("resourceVersion", "")
+    try:
+        since = None if rv_param in ("", "0") else int(rv_param)
+    except ValueError:
+        raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
+    # an int64 in ListOptions: "nan", "inf" or "1.5" do not decode (and "nan" never expires)
+    timeout = float(query_int64(q, "timeoutSeconds") or 0) or 1800.0
+    bookmarks = query_bool(q.get("allowWatchBookmarks"))
+    initial_end = query_bool(q.get("sendInitialEvents"))
+    problems = watch_option_errors(
+        q.get("resourceVersionMatch", ""), q.get("continue", ""), "sendInitialEvents" in q
+    )
+    if initial_end and not bookmarks:
+        problems.append(
+            field.forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents requires setting allowWatchBookmarks to true",
+            )
+        )
+    if problems:
+        raise errors.invalid("meta.k8s.io", "ListOptions", "", problems)
+    table = (
+        (q.get("includeObject", "Metadata"), columns_for_resource(info))
+        if wants_table(request)
+        else None
+    )
+    frame = (
+        _protobuf_frame
+        if table is None and info.custom is None and wants_protobuf(request)
+        else None
+    )
+    return WatchOptions(labels, fields, since, timeout, bookmarks, initial_end, table, frame)
 
 
 class WatchServer:
@@ -46,57 +110,19 @@ class WatchServer:
     async def serve(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
     ) -> web.StreamResponse:
-        q = request.query
-        labels, fields = selectors(info, q)
-        if name:
-            fields = (*fields, ("metadata.name", "=", name))
-        rv_param = q.get("resourceVersion", "")
-        try:
-            since = None if rv_param in ("", "0") else int(rv_param)
-        except ValueError:
-            raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
-        # an int64 in ListOptions: "nan", "inf" or "1.5" do not decode (and "nan" never expires)
-        timeout = float(query_int64(q, "timeoutSeconds") or 0) or 1800.0
-        bookmarks = query_bool(q.get("allowWatchBookmarks"))
-        initial_end = query_bool(q.get("sendInitialEvents"))
-        problems = watch_option_errors(
-            q.get("resourceVersionMatch", ""), q.get("continue", ""), "sendInitialEvents" in q
-        )
-        if initial_end and not bookmarks:
-            problems.append(
-                field.forbidden(
-                    "sendInitialEvents",
-                    "sendInitialEvents requires setting allowWatchBookmarks to true",
-                )
-            )
-        if problems:
-            raise errors.invalid("meta.k8s.io", "ListOptions", "", problems)
+        opts = watch_options(request, info, name)
+        deadline = time.monotonic() + opts.timeout
         getters = info.fields
 
         def predicate(obj: dict[str, Any]) -> bool:
-            if not labels_match(labels, obj["metadata"].get("labels")):
+            if not labels_match(opts.labels, obj["metadata"].get("labels")):
                 return False
-            if fields:
-                return fields_match(fields, getters, obj)
+            if opts.fields:
+                return fields_match(opts.fields, getters, obj)
             return True
 
-        deadline = time.monotonic() + timeout
-        kind_prefix = {"kind": info.kind, "apiVersion": info.api_version}
-        table = (
-            (
-                q.get("includeObject", "Metadata"),
-                columns_for_resource(info),
-            )
-            if wants_table(request)
-            else None
-        )
         store = self.registry.store
-        frame = (
-            _protobuf_frame
-            if table is None and info.custom is None and (wants_protobuf(request))
-            else None
-        )
-        ctype = f"{PROTOBUF};stream=watch" if frame is not None else JSON
+        ctype = f"{PROTOBUF};stream=watch" if opts.frame is not None else JSON
         resp = web.StreamResponse(
             status=200, headers={"Content-Type": ctype, "Cache-Control": "no-cache, private"}
         )
@@ -108,53 +134,65 @@ class WatchServer:
             watcher = store.watch(
                 info.key,
                 ns,
-                predicate if (not labels.empty() or fields) else None,
-                since if not initial_end else None,
+                predicate if opts.filtered else None,
+                opts.since if not opts.initial_end else None,
             )
         except errors.StatusError as err:
-            error = {"type": "ERROR", "object": err.status()}
-            await resp.write(frame(error) if frame is not None else _encode(error) + b"\n")
+            await resp.write(_control_line(opts, {"type": "ERROR", "object": err.status()}))
             return resp
         transport = request.transport
         if transport is not None:
             watcher.on_overrun = transport.abort
         try:
-            if initial_end:
-                mark = {
-                    **kind_prefix,
-                    "metadata": {
-                        "resourceVersion": str(store.rv),
-                        "annotations": {"k8s.io/initial-events-end": "true"},
-                    },
-                }
-                watcher.push(("BOOKMARK", mark, b""))
-            next_bookmark = time.monotonic() + self.bookmark_interval
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    break
-                wait = min(deadline, next_bookmark if bookmarks else deadline) - now
-                batch = await watcher.next_batch(max(wait, 0.0))
-                if watcher.closed:
-                    break
-                if batch:
-                    chunks = [
-                        self._event_line(info, typ, obj, raw, table)
-                        if frame is None
-                        else frame(_event(info, typ, obj, raw))
-                        for typ, obj, raw in batch
-                    ]
-                    await resp.write(b"".join(chunks))
-                if bookmarks and time.monotonic() >= next_bookmark:
-                    mark = {**kind_prefix, "metadata": {"resourceVersion": str(store.rv)}}
-                    event = {"type": "BOOKMARK", "object": mark}
-                    await resp.write(frame(event) if frame is not None else _encode(event) + b"\n")
-                    next_bookmark = time.monotonic() + self.bookmark_interval
+            await self._stream(resp, watcher, info, opts, deadline)
         except ConnectionResetError:
             pass
         finally:
             store.stop_watch(info.key, watcher)
         return resp
+
+    async def _stream(
+        self,
+        resp: web.StreamResponse,
+        watcher: Watcher,
+        info: ResourceInfo,
+        opts: WatchOptions,
+        deadline: float,
+    ) -> None:
+        """Events (and bookmarks, when asked for) until the deadline or the watcher closes."""
+        store = self.registry.store
+        kind_prefix = {"kind": info.kind, "apiVersion": info.api_version}
+        if opts.initial_end:
+            mark = {
+                **kind_prefix,
+                "metadata": {
+                    "resourceVersion": str(store.rv),
+                    "annotations": {"k8s.io/initial-events-end": "true"},
+                },
+            }
+            watcher.push(("BOOKMARK", mark, b""))
+        next_bookmark = time.monotonic() + self.bookmark_interval
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return
+            wait = min(deadline, next_bookmark if opts.bookmarks else deadline) - now
+            batch = await watcher.next_batch(max(wait, 0.0))
+            if watcher.closed:
+                return
+            if batch:
+                frame = opts.frame
+                chunks = [
+                    self._event_line(info, typ, obj, raw, opts.table)
+                    if frame is None
+                    else frame(_event(info, typ, obj, raw))
+                    for typ, obj, raw in batch
+                ]
+                await resp.write(b"".join(chunks))
+            if opts.bookmarks and time.monotonic() >= next_bookmark:
+                mark = {**kind_prefix, "metadata": {"resourceVersion": str(store.rv)}}
+                await resp.write(_control_line(opts, {"type": "BOOKMARK", "object": mark}))
+                next_bookmark = time.monotonic() + self.bookmark_interval
 
     @staticmethod
     def _event_line(
@@ -179,6 +217,11 @@ class WatchServer:
         if info.custom is not None and obj is not None and typ != "BOOKMARK":
             obj = {**obj, "apiVersion": info.api_version}
         return _encode({"type": typ, "object": obj}) + b"\n"
+
+
+def _control_line(opts: WatchOptions, event: dict[str, Any]) -> bytes:
+    """A BOOKMARK or ERROR event in the stream's framing."""
+    return opts.frame(event) if opts.frame is not None else _encode(event) + b"\n"
 
 
 def _event(info: ResourceInfo, typ: str, obj: dict[str, Any] | None, raw: bytes) -> dict[str, Any]:

@@ -3,8 +3,8 @@ parameter, content type and body), the answer is below 500 and, when an error, a
 server logs no traceback; and a seeded object changes only when the request succeeded.
 
 Requests go over real HTTP (keep-alive `http.client`) to an in-process `ThreadedAPIServer`. Each
-example is one request built from a seeded target (so bodies reach deep into validation), with one
-part made malformed. After a successful write the seeds are restored for the next example.
+example is two requests, each built from a seeded target (so bodies reach deep into validation)
+with one part made malformed. After a successful write the seeds are restored for the next one.
 """
 
 from __future__ import annotations
@@ -27,11 +27,23 @@ from agones.localcluster import ServerOptions, ThreadedAPIServer
 from agones.localcluster.apiserver.server import LocalAPIServer
 from tests.cluster import Cluster
 from tests.conformance.conftest import CRD, install_crd, new_crd
-from tests.fuzzing import LogRecorder, examples, json_values, mutated, texts
+from tests.fuzzing import (
+    REQUIRED_PER_SURFACE,
+    LogRecorder,
+    count,
+    examples,
+    json_values,
+    mutated,
+    texts,
+)
 from tests.waiting import wait_for
 
 NAME = "target"
-FUZZ_EXAMPLES = int(os.environ.get("FUZZ_APISERVER_EXAMPLES", "6000"))
+DEFAULT_EXAMPLES = 5000
+FUZZ_EXAMPLES = int(os.environ.get("FUZZ_APISERVER_EXAMPLES", str(DEFAULT_EXAMPLES)))
+REQUESTS_PER_EXAMPLE = 2
+"""ci: 5,000 examples of 2 requests each over one keep-alive connection, 10,000 requests."""
+SURFACE = "local API server"
 
 
 @dataclass(frozen=True)
@@ -316,12 +328,17 @@ def test_no_request_gets_a_5xx_or_breaks_a_stored_object(world: World) -> None:
     @settings(max_examples=examples(FUZZ_EXAMPLES))
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
+        for _ in range(REQUESTS_PER_EXAMPLE):
+            one(data)
+
+    def one(data: st.DataObject) -> None:
         nonlocal sent
         method, path, body, ctype = data.draw(requests(world.seeds, world.ns))
         world.log.records.clear()
         before = [world.entry(s) for s in world.seeds]
         status, raw = world.client.send(method, path, body, ctype)
         sent += 1
+        count(SURFACE)
         assert status < 500 or _too_large_resource_version(status, raw), (
             method,
             path,
@@ -344,6 +361,6 @@ def test_no_request_gets_a_5xx_or_breaks_a_stored_object(world: World) -> None:
         assert world.log.problems() == [], (method, path, body)
 
     run()
-    assert (
-        sent >= examples(FUZZ_EXAMPLES) // 2
-    )  # most examples reach the server (hypothesis may stop early)
+    assert sent >= examples(FUZZ_EXAMPLES) * REQUESTS_PER_EXAMPLE
+    if FUZZ_EXAMPLES == DEFAULT_EXAMPLES:
+        assert sent >= examples(REQUIRED_PER_SURFACE)

@@ -16,14 +16,11 @@ import pytest
 import yaml
 
 from agones.apis.scheme import load
+from agones.apis.structural.defaulting import apply_defaults, prune
+from agones.apis.structural.validation import validate_custom_resource
 from agones.featuregates import Feature, FeatureGates
 from agones.localcluster.apiserver.crd import validate_crd
-from agones.localcluster.apiserver.schema import (
-    apply_defaults,
-    prune,
-    prune_crd_schema_fields,
-    validate_custom_resource,
-)
+from agones.localcluster.apiserver.crdschema import prune_crd_schema_fields
 from tools.codegen import crds, k8s_schemas
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -13,7 +13,7 @@ from msgspec import UNSET, Struct, UnsetType
 from agones.apis.meta.intstr import IntOrStr
 from agones.apis.meta.schema import crd
 from agones.featuregates import Feature, FeatureGates
-from agones.localcluster.apiserver.schema import structural_errors
+from agones.localcluster.apiserver.crdschema import structural_errors
 from tools.codegen.openapi import Cut, Rules, SchemaBuilder
 
 

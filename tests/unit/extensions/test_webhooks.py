@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agones.apis.scheme import load
+from agones.apis.structural import crds, customresource
 from agones.extensions import ReviewError, review
 from agones.featuregates import FeatureGates
 from agones.jsonpatch import PatchError, apply_patch, diff
@@ -480,9 +481,14 @@ def test_go_zero_values_are_defaulted_and_pass_validation(
     ],
 )
 def test_webhook_defaults_go_bodies_as_agones_validate_does(obj: dict[str, Any]) -> None:
-    """One path: /mutate's object equals what `agones validate` (Scheme.admit) defaults."""
+    """One path: /mutate's object (after the API server's decode with the CRD schema, as the
+    webhook receives it) equals what `agones validate` (Scheme.admit) defaults."""
     scheme = load()
-    mutated = apply_patch(obj, patch_of(review("/mutate", admission(obj), GATES)))
+    version = crds.version_of(obj["apiVersion"], obj["kind"])
+    assert version is not None
+    decoded = copy.deepcopy(obj)
+    customresource.decode(decoded, version)
+    mutated = apply_patch(decoded, patch_of(review("/mutate", admission(decoded), GATES)))
     admitted = scheme.admit(copy.deepcopy(obj))
     assert admitted.errors == []
     assert strip_nulls(mutated) == strip_nulls(scheme.encode(admitted.obj))

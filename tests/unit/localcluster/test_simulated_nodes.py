@@ -249,7 +249,7 @@ def test_node_addresses_are_loopback_only() -> None:
 )
 def test_structural_int_or_string_any_of(schema: dict[str, Any], errors: int) -> None:
     """The generated CRDs' IntOrString fields (as apiextensions' isIntOrStringAnyOfPattern)."""
-    from agones.localcluster.apiserver.schema import structural_errors
+    from agones.localcluster.apiserver.crdschema import structural_errors
 
     assert len(structural_errors(schema, "spec", root=False)) == errors
 

@@ -138,7 +138,14 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err]]]
                 "spec.counters.c.count",
                 "FieldValueInvalid",
                 "Invalid value: -1: spec.counters.c.count in body should be greater than or equal to 0",
-            )
+            ),
+            # The mutating webhook copies the counters into the status, which the schema
+            # checks as well: Agones reports the status twin beside the spec error.
+            (
+                "status.counters.c.count",
+                "FieldValueInvalid",
+                "Invalid value: -1: status.counters.c.count in body should be greater than or equal to 0",
+            ),
         ],
     ),
     (
@@ -146,21 +153,34 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err]]]
         {"lists": {"l": {"capacity": 1001}}},
         {},
         FeatureGates(),
-        [("spec.lists.l.capacity", "FieldValueInvalid", None)],
+        [
+            ("spec.lists.l.capacity", "FieldValueInvalid", None),
+            ("status.lists.l.capacity", "FieldValueInvalid", None),
+        ],
     ),
     (
         "list-values-duplicate",
         {"lists": {"l": {"values": ["a", "b", "a"]}}},
         {},
         FeatureGates(),
-        [("spec.lists[l].values[2]", "FieldValueDuplicate", 'Duplicate value: "a"')],
+        [
+            ("spec.lists[l].values[2]", "FieldValueDuplicate", 'Duplicate value: "a"'),
+            ("status.lists[l].values[2]", "FieldValueDuplicate", 'Duplicate value: "a"'),
+        ],
     ),
     (
         "counters-too-many",
         {"counters": {f"c{i}": {} for i in range(1001)}},
         {},
         FeatureGates(),
-        [("spec.counters", "FieldValueTooMany", "Too many: 1001: must have at most 1000 items")],
+        [
+            ("spec.counters", "FieldValueTooMany", "Too many: 1001: must have at most 1000 items"),
+            (
+                "status.counters",
+                "FieldValueTooMany",
+                "Too many: 1001: must have at most 1000 items",
+            ),
+        ],
     ),
     (
         "container-pattern",

@@ -2,16 +2,14 @@
 
 import pytest
 
-from agones.localcluster.apiserver.schema import (
-    apply_defaults,
+from agones.apis.structural.defaulting import apply_defaults, prune
+from agones.apis.structural.validation import (
     go_regexp,
     list_type_errors,
-    prune,
-    prune_schema_fields,
-    structural_errors,
     validate,
     validate_custom_resource,
 )
+from agones.localcluster.apiserver.crdschema import prune_schema_fields, structural_errors
 
 SCHEMA = {
     "type": "object",
