@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 
 from agones.localcluster.stack import StackOptions, ThreadedStack
-from tests.cluster import Api, wait_for
+from tests.cluster import Api
 from tests.integration.gameserverallocations.harness import ready_game_server
+from tests.waiting import wait_for
 
 GS_PATH = "/apis/agones.dev/v1/namespaces/default/gameservers"
 ALLOCATIONS = "/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations"
