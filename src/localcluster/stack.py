@@ -308,6 +308,7 @@ class LocalStack:
             ),
             sdk_client=self._clients[1],
         )
+        await self.kubelet.serve()
         self.replica_sets = ReplicaSetController(self._clients[2], self.factory)
         self.deployments = DeploymentController(self._clients[2], self.factory)
         self.endpoints = EndpointsController(self._clients[2], self.factory)

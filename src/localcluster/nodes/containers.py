@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 import socket
 import sys
 from pathlib import Path
@@ -92,6 +93,11 @@ def probe_port(container: dict[str, Any], http: dict[str, Any]) -> int:
     return int(port or 0)
 
 
+def new_container_id() -> str:
+    """A container ID as containerd reports it."""
+    return "containerd://" + secrets.token_hex(32)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -109,6 +115,8 @@ class Container:
         self.env = env
         self.proc: asyncio.subprocess.Process | None = None
         self.restart_count = 0
+        self.container_id = ""
+        """`containerd://<64 hex>` of the current run (a new one per launch)."""
         self.started_at = ""
         self.last_terminated: dict[str, Any] | None = None
         self.terminated: dict[str, Any] | None = None
@@ -136,6 +144,8 @@ class Container:
             "restartCount": self.restart_count,
             "state": state,
         }
+        if self.container_id:
+            out["containerID"] = self.container_id
         if self.last_terminated is not None:
             out["lastState"] = {"terminated": self.last_terminated}
         return out

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 from typing import Any
@@ -41,8 +42,9 @@ import structlog
 
 from ...client.errors import ApiError
 from ...client.rest import RESTClient
-from ...client.versioned.resources import PODS
+from ...client.versioned.resources import NODES, PODS
 from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
+from .kubeletserver import KubeletServer
 from .podrunner import KubeletConfig, PodRunner
 from .simulated import SharedGameServerStore
 
@@ -67,6 +69,7 @@ class Kubelet:
         self.processes: set[int] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finishing: set[str] = set()
+        self.servers: list[KubeletServer] = []
         self.pods.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_pod,
@@ -74,6 +77,19 @@ class Kubelet:
                 delete_func=self._on_delete,
             )
         )
+
+    async def serve(self) -> None:
+        """Start each node's `KubeletServer` on its address and advertise its port on the Node
+        (`status.daemonEndpoints.kubeletEndpoint.Port`), where the API server's proxy looks."""
+        for node, address in self.config.node_addresses.items():
+            server = KubeletServer(node, address, functools.partial(self._pods_on, address))
+            port = await server.start()
+            self.servers.append(server)
+            endpoints = {"daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}
+            await self.client.patch(NODES, node, {"status": endpoints}, subresource="status")
+
+    def _pods_on(self, address: str) -> list[PodRunner]:
+        return [r for r in self.runners.values() if r.node_ip == address]
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)
@@ -143,6 +159,8 @@ class Kubelet:
         """Stop every pod's processes (SIGTERM then SIGKILL after 5 s); leave the API alone."""
         runners = list(self.runners.values())
         self.runners.clear()
+        for server in self.servers:
+            await server.stop()
         await asyncio.gather(*(r.terminate(5) for r in runners), return_exceptions=True)
         for task in list(self._tasks):
             task.cancel()

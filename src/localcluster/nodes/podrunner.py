@@ -32,10 +32,12 @@ from .containers import (
     SIDECAR_NAME,
     Container,
     free_port,
+    new_container_id,
     probe_port,
     program_for,
     resolve_env,
 )
+from .logs import ContainerLogDir
 from .netns import PodNetwork, netns_supported
 from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
@@ -54,6 +56,14 @@ CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap"
 def pod_state_dir(config: KubeletConfig) -> Path:
     """Where pods' files go: `config.state_dir`, else a directory under the temporary one."""
     return Path(config.state_dir or Path(tempfile.gettempdir()) / "agones-local-pods")
+
+
+def log_root(config: KubeletConfig) -> Path:
+    """Where containers' log files go (`logs.ContainerLogDir`): `<log_dir>/pods`, kept after
+    the pod; without a `log_dir`, under the pods' state directory, removed with the pod."""
+    if config.log_dir:
+        return Path(config.log_dir) / "pods"
+    return pod_state_dir(config) / "logs"
 
 
 class PodIPs:
@@ -108,7 +118,8 @@ class KubeletConfig:
     use_netns: bool | None = None
     """None: when supported."""
     log_dir: str | None = None
-    """Where container output goes (`<namespace>_<pod>_<container>.log`); None: discarded."""
+    """Where container output is kept (`<log_dir>/pods/<namespace>_<pod>_<uid>/<container>/
+    <restart>.log`, CRI format); None: a directory of the pod's, removed with it."""
     simulate_all: bool = False
     """Simulate every pod (benchmarks)."""
     in_cluster: InCluster | None = None
@@ -151,6 +162,12 @@ class PodRunner:
         self._start_time = ""
         self._transitions: dict[str, tuple[str, str]] = {}
         """Condition type → (status, lastTransitionTime): the time moves only when the status does."""
+        self.log_dir = ContainerLogDir(
+            log_root(kubelet.config), self.namespace, self.name, self.uid
+        )
+        """Its containers' log files (`logs`), read by the node's `KubeletServer`."""
+        self.simulated_reason = ""
+        """Why the pod is simulated rather than run ("" while it runs processes)."""
 
     # -- status ---------------------------------------------------------------------------------
 
@@ -435,25 +452,16 @@ class PodRunner:
             "HOSTNAME": self.name,
             **container.env,
         }
-        out: Any = asyncio.subprocess.DEVNULL
-        log_dir = self.kubelet.config.log_dir
-        if log_dir:
-            Path(log_dir).mkdir(parents=True, exist_ok=True)
-            out = open(  # noqa: SIM115 - handed to the child, closed right after
-                Path(log_dir) / f"{self.namespace}_{self.name}_{container.name}.log", "ab"
-            )
-        try:
-            container.proc = await start_process(
-                argv,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=asyncio.subprocess.STDOUT,
-                cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
-            )
-        finally:
-            if out is not asyncio.subprocess.DEVNULL:
-                out.close()
+        container.proc = await start_process(
+            argv,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
+        )
+        self.log_dir.attach(container.name, container.restart_count, container.proc)
+        container.container_id = new_container_id()
         container.started_at = now_rfc3339()
         container.terminated = None
         self.kubelet.processes.add(container.proc.pid)
@@ -473,6 +481,7 @@ class PodRunner:
                 "reason": "Completed" if code == 0 else "Error",
                 "startedAt": container.started_at,
                 "finishedAt": now_rfc3339(),
+                "containerID": container.container_id,
             }
             if code < 0:
                 finished["signal"] = -code
@@ -610,3 +619,6 @@ class PodRunner:
             POD_IPS.release(self.uid)
         if self.files is not None:
             self.files.remove()
+        await self.log_dir.close()
+        if not self.kubelet.config.log_dir:
+            self.log_dir.remove()
