@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .podprinter import print_pod
 from .resources import ResourceInfo
 from .table import AGE_COLUMN
 
@@ -20,26 +21,6 @@ def _col(
     name: str, fn: Callable[[Obj], Any], kind: str = "string", priority: int = 0
 ) -> dict[str, Any]:
     return {"name": name, "type": kind, "fn": fn, "priority": priority}
-
-
-def _pod_ready(pod: Obj) -> str:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
-
-
-def _pod_status(pod: Obj) -> str:
-    status = pod.get("status") or {}
-    reason = status.get("reason") or status.get("phase") or "Unknown"
-    for cs in status.get("containerStatuses") or []:
-        state = cs.get("state") or {}
-        if state.get("waiting", {}).get("reason"):
-            reason = state["waiting"]["reason"]
-        elif state.get("terminated", {}).get("reason"):
-            reason = state["terminated"]["reason"]
-    if pod.get("metadata", {}).get("deletionTimestamp"):
-        reason = "Terminating"
-    return str(reason)
 
 
 def _node_status(node: Obj) -> str:
@@ -100,16 +81,9 @@ def _endpoints(o: Any) -> str:
 BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
     ("", "namespaces"): [_col("Status", lambda o: (o.get("status") or {}).get("phase", ""))],
     ("", "pods"): [
-        _col("Ready", _pod_ready),
-        _col("Status", _pod_status),
-        _col(
-            "Restarts",
-            lambda o: sum(
-                s.get("restartCount", 0)
-                for s in (o.get("status") or {}).get("containerStatuses") or []
-            ),
-            "integer",
-        ),
+        _col("Ready", lambda o: print_pod(o)[0]),
+        _col("Status", lambda o: print_pod(o)[1]),
+        _col("Restarts", lambda o: print_pod(o)[2]),
     ],
     ("", "nodes"): [
         _col("Status", _node_status),
