@@ -7,6 +7,8 @@ pod status reports it (`Container`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import re
 import secrets
 import socket
@@ -93,6 +95,16 @@ def probe_port(container: dict[str, Any], http: dict[str, Any]) -> int:
     return int(port or 0)
 
 
+def image_id(image: str, argv: list[str]) -> str:
+    """`<repository>@sha256:<digest>` where the digest is of the program the image runs as
+    here (no image is pulled: what runs is the local program)."""
+    repository = image.split("@", 1)[0]
+    head, _, last = repository.rpartition("/")
+    repository = f"{head}/{last.split(':', 1)[0]}" if head else last.split(":", 1)[0]
+    digest = hashlib.sha256(json.dumps(argv).encode()).hexdigest()
+    return f"{repository}@sha256:{digest}"
+
+
 def new_container_id() -> str:
     """A container ID as containerd reports it."""
     return "containerd://" + secrets.token_hex(32)
@@ -115,6 +127,7 @@ class Container:
         self.env = env
         self.proc: asyncio.subprocess.Process | None = None
         self.restart_count = 0
+        self.image_id = image_id(str(spec.get("image") or ""), argv)
         self.container_id = ""
         """`containerd://<64 hex>` of the current run (a new one per launch)."""
         self.started_at = ""
@@ -124,8 +137,11 @@ class Container:
         """An init container with restartPolicy Always (runs beside the others, then stops)."""
         self.stopped = False
         """Stopped for good (the pod finished): not restarted."""
-        self.probe_ready = not (spec.get("readinessProbe") or {}).get("httpGet")
-        """The readiness probe's last answer (True without an httpGet readiness probe)."""
+        self.probe_ready = not isinstance(spec.get("readinessProbe"), dict)
+        """The readiness probe's result (True without a readiness probe)."""
+        self.startup_done = True
+        """Whether the startup probe has succeeded (True without one): until then the other
+        probes wait."""
 
     def status(self) -> dict[str, Any]:
         state: dict[str, Any]
@@ -138,7 +154,7 @@ class Container:
         out: dict[str, Any] = {
             "name": self.name,
             "image": self.spec.get("image", ""),
-            "imageID": "",
+            "imageID": self.image_id,
             "ready": self.proc is not None and self.terminated is None and self.probe_ready,
             "started": self.proc is not None and self.terminated is None,
             "restartCount": self.restart_count,

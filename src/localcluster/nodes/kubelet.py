@@ -44,7 +44,9 @@ from ...client.errors import ApiError
 from ...client.rest import RESTClient
 from ...client.versioned.resources import NODES, PODS
 from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
+from ...record import EventBroadcaster
 from .kubeletserver import KubeletServer
+from .podevents import PodEvents
 from .podrunner import KubeletConfig, PodRunner
 from .simulated import SharedGameServerStore
 
@@ -70,6 +72,9 @@ class Kubelet:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finishing: set[str] = set()
         self.servers: list[KubeletServer] = []
+        self.events = EventBroadcaster(client)
+        self.recorders = {n: self.events.new_recorder("kubelet", n) for n in config.node_addresses}
+        """Each node's recorder (events carry the node as their source host)."""
         self.pods.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_pod,
@@ -81,6 +86,7 @@ class Kubelet:
     async def serve(self) -> None:
         """Start each node's `KubeletServer` on its address and advertise its port on the Node
         (`status.daemonEndpoints.kubeletEndpoint.Port`), where the API server's proxy looks."""
+        self._spawn(self.events.run())
         for node, address in self.config.node_addresses.items():
             server = KubeletServer(node, address, functools.partial(self._pods_on, address))
             port = await server.start()
@@ -111,7 +117,8 @@ class Kubelet:
         if runner is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return
-            runner = PodRunner(self, pod, self.config.node_addresses[node])
+            events = PodEvents(self.recorders[node], pod)
+            runner = PodRunner(self, pod, self.config.node_addresses[node], events)
             self.runners[uid] = runner
             runner.start_task = self._spawn(runner.start())
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import os
 import random
@@ -33,20 +34,26 @@ from .containers import (
     Container,
     free_port,
     new_container_id,
-    probe_port,
-    program_for,
     resolve_env,
+)
+from .imagemap import (
+    SIMULATED_ANNOTATION,
+    ImageProgram,
+    local_program,
+    placeholder_message,
+    simulation_reason,
 )
 from .logs import ContainerLogDir
 from .netns import PodNetwork, netns_supported
+from .podevents import PodEvents
 from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
+from .probes import ProbeTarget, probe_workers
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.nodes.podrunner")
 
 
-SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
 POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
 """Pods in a network namespace of their own (but GameServers' pods) get an address here, where
 their declared container ports are relayed (so Services reach them); loopback only."""
@@ -126,6 +133,8 @@ class KubeletConfig:
     """The API server's HTTPS port for pods' in-cluster config (None: no service-account files)."""
     state_dir: str | None = None
     """Where pods' volume and service-account files go (None: a temporary directory)."""
+    images: list[ImageProgram] = field(default_factory=list)
+    """The user's image → program entries, before the built-in ones (`imagemap`)."""
 
 
 class PodHost(Protocol):
@@ -140,9 +149,16 @@ class PodHost(Protocol):
 class PodRunner:
     """Runs one pod until it is deleted."""
 
-    def __init__(self, kubelet: PodHost, pod: dict[str, Any], node_ip: str) -> None:
+    def __init__(
+        self,
+        kubelet: PodHost,
+        pod: dict[str, Any],
+        node_ip: str,
+        events: PodEvents | None = None,
+    ) -> None:
         self.kubelet = kubelet
         self.pod = pod
+        self.events = events or PodEvents(None, pod)
         md = pod["metadata"]
         self.namespace: str = md["namespace"]
         self.name: str = md["name"]
@@ -234,14 +250,25 @@ class PodRunner:
     # -- start ----------------------------------------------------------------------------------
 
     def _should_simulate(self) -> bool:
-        if self.kubelet.config.simulate_all:
-            return True
-        annotations = self.pod["metadata"].get("annotations") or {}
-        if annotations.get(SIMULATE_ANNOTATION) == "true":
-            return True
         spec = self.pod.get("spec") or {}
         every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-        return all(program_for(c) is None for c in every if c.get("name") != SIDECAR_NAME)
+        images = self.kubelet.config.images
+        runs = [
+            local_program(c, images) is not None for c in every if c.get("name") != SIDECAR_NAME
+        ]
+        self.simulated_reason = simulation_reason(self.pod, runs, self.kubelet.config.simulate_all)
+        return bool(self.simulated_reason)
+
+    async def _annotate_simulated(self, reason: str) -> None:
+        """The `Simulated` annotation (on the pod, where `describe` shows it)."""
+        annotations = {SIMULATED_ANNOTATION: reason}
+        with contextlib.suppress(ApiError):
+            await self.kubelet.client.patch(
+                PODS,
+                self.name,
+                {"metadata": {"annotations": annotations}},
+                namespace=self.namespace,
+            )
 
     async def start(self) -> None:
         try:
@@ -281,6 +308,9 @@ class PodRunner:
             )
         self._phase = "Running"
         await self.write_status()
+        reason = f"Pod is simulated by the local cluster: {self.simulated_reason}"
+        self.events.simulated(reason)
+        await self._annotate_simulated(reason)
         if self.sim is not None:
             await self.sim.start()
 
@@ -312,8 +342,9 @@ class PodRunner:
                 "AGONES_SDK_HTTP_PORT": str(sidecar["HTTP"]),
             }
             self._health_port = sidecar["HEALTH"]
+        placeholders: list[str] = []
         for c in ordered:
-            argv = program_for(c)
+            argv = local_program(c, cfg.images)
             env = resolve_env(c, self.pod, self.node_ip)
             if c.get("name") == SIDECAR_NAME:
                 env["KUBECONFIG"] = cfg.kubeconfig
@@ -331,6 +362,8 @@ class PodRunner:
                     env["PORT"] = str(ports[0]["hostPort"])
             if argv is None:
                 argv = [sys.executable, "-c", "import signal; signal.pause()"]
+                placeholders.append(c["name"])
+                self.events.simulated(placeholder_message(c), c["name"])
             argv = self.files.container_argv(c, argv)
             env = self.files.container_env(c, env)
             self.containers.append(Container(c, argv, env))
@@ -352,14 +385,17 @@ class PodRunner:
             await self._launch(container)
         self._phase = "Running"
         await self.write_status()
+        if placeholders:
+            await self._annotate_simulated(
+                f"containers without a local program: {', '.join(placeholders)}"
+            )
         for container in self.containers:
             self._tasks.append(asyncio.create_task(self._supervise(container)))
-            probe = container.spec.get("livenessProbe") or {}
-            if (probe.get("httpGet") or {}).get("port"):
-                self._tasks.append(asyncio.create_task(self._probe(container, probe)))
-            readiness = container.spec.get("readinessProbe") or {}
-            if (readiness.get("httpGet") or {}).get("port"):
-                self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
+            probed = functools.partial(self._probed, container)
+            unhealthy = functools.partial(self._unhealthy, container)
+            workers = probe_workers(container, self._probe_target, unhealthy, probed)
+            stopped = functools.partial(self._probes_stopped, container)
+            self._tasks.extend(asyncio.create_task(w.run(stopped)) for w in workers)
 
     def _own_ip(self) -> bool:
         """Whether the pod gets an IP of its own: in its namespace, declaring a container port
@@ -411,23 +447,6 @@ class PodRunner:
                 log.info("waiting for volume source", pod=self.name, error=str(err))
                 await asyncio.sleep(1.0)
 
-    async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
-        http = probe.get("httpGet") or {}
-        port, path = probe_port(container.spec, http), str(http.get("path") or "/")
-        period = float(probe.get("periodSeconds") or 10)
-        failures_needed = int(probe.get("failureThreshold") or 3)
-        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
-        failures = 0
-        while not self.terminating and not container.stopped:
-            running = container.proc is not None and container.proc.returncode is None
-            code = await self._http_get(port, path, self.pod_ip) if running else 0
-            failures = 0 if 200 <= code < 400 else failures + 1
-            ready = failures == 0 or (container.probe_ready and failures < failures_needed)
-            if ready != container.probe_ready:
-                container.probe_ready = ready
-                await self.write_status()
-            await asyncio.sleep(min(period, 1.0) if not ready else period)
-
     async def _forward(self, host_port: int, container_port: int, protocol: str) -> None:
         assert self.net is not None
         await self.net.forward_host_port(self.node_ip, host_port, container_port, protocol)
@@ -462,6 +481,7 @@ class PodRunner:
         )
         self.log_dir.attach(container.name, container.restart_count, container.proc)
         container.container_id = new_container_id()
+        self.events.started(container.spec)
         container.started_at = now_rfc3339()
         container.terminated = None
         self.kubelet.processes.add(container.proc.pid)
@@ -491,6 +511,7 @@ class PodRunner:
                 return
             if restart == "Always" or (restart == "OnFailure" and code != 0):
                 await self.write_status()
+                self.events.back_off(container.name)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 10)
                 if self.terminating:
@@ -512,42 +533,26 @@ class PodRunner:
             await self.write_status()
             return
 
-    async def _probe(self, container: Container, probe: dict[str, Any]) -> None:
-        http = probe.get("httpGet") or {}
-        port = probe_port(container.spec, http)
-        path = str(http.get("path") or "/")
-        if self.net is None and port == 8080:
-            port = self._health_port
-        period = float(probe.get("periodSeconds") or 10)
-        threshold = int(probe.get("failureThreshold") or 3)
-        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
-        failures = 0
-        while not self.terminating and not container.stopped:
-            if container.proc is None or container.proc.returncode is not None:
-                failures = 0  # a kubelet probes running containers only
-                await asyncio.sleep(period)
-                continue
-            code = await self._http_get(port, path)
-            if 200 <= code < 400:
-                failures = 0
-            else:
-                failures += 1
-                if failures >= threshold and container.proc is not None:
-                    log.info("liveness probe failed; restarting", pod=self.name, c=container.name)
-                    await self._stop_container(container)
-                    failures = 0
-            await asyncio.sleep(period)
+    def _probes_stopped(self, container: Container) -> bool:
+        return self.terminating or container.stopped
 
-    async def _http_get(self, port: int, path: str, host: str = "127.0.0.1") -> int:
-        if self.net is not None:
-            return await self.net.http_get(port, path)
-        from .netns import http_status
+    def _probe_target(self) -> ProbeTarget:
+        return PodProbeTarget(self)
 
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1)
-        except (OSError, TimeoutError):
-            return 0
-        return await http_status(reader, writer, path, 1.0)
+    def _unhealthy(self, container: Container, _kind: str, message: str) -> None:
+        self.events.unhealthy(container.name, message)
+
+    async def _probed(self, container: Container, kind: str, ok: bool) -> None:
+        """A probe's result changed: readiness into the status; a failed liveness or startup
+        probe kills the container (restarted per restartPolicy)."""
+        if kind == "Readiness":
+            container.probe_ready = ok
+            await self.write_status()
+        elif not ok:
+            why = f"Container {container.name} failed {kind.lower()} probe, will be restarted"
+            self.events.killing(container.name, why)
+            log.info("probe failed; restarting", pod=self.name, c=container.name, probe=kind)
+            await self._stop_container(container)
 
     async def _stop_container(self, container: Container) -> None:
         """SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed probe)."""
@@ -597,6 +602,9 @@ class PodRunner:
             await self.sim.stop()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(grace, 0.1)
+        for c in self.containers:
+            if c.proc is not None and c.proc.returncode is None:
+                self.events.killing(c.name)
         await self._stop_all([c for c in self.containers if not c.native_sidecar], deadline)
         for sidecar in reversed([c for c in self.containers if c.native_sidecar]):
             await self._stop_all([sidecar], max(deadline, loop.time() + SIDECAR_MIN_GRACE))
@@ -622,3 +630,25 @@ class PodRunner:
         await self.log_dir.close()
         if not self.kubelet.config.log_dir:
             self.log_dir.remove()
+
+
+class PodProbeTarget:
+    """The pod as its probes reach it: inside its network namespace when it has one (the
+    kubelet dials the pod IP, which here relays only declared ports), else on the host, where
+    the SDK sidecar's health port 8080 is remapped as its flags are."""
+
+    def __init__(self, runner: PodRunner) -> None:
+        self.runner = runner
+        self.host = runner.pod_ip
+
+    async def connect(self, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        net = self.runner.net
+        if net is not None:
+            return await asyncio.open_connection(sock=await net.connect_tcp(port))
+        if port == 8080 and hasattr(self.runner, "_health_port"):
+            port = self.runner._health_port
+        return await asyncio.open_connection(self.runner.pod_ip, port)
+
+    def exec_prefix(self) -> list[str]:
+        net = self.runner.net
+        return net.exec_prefix() if net is not None else []
