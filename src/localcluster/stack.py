@@ -64,6 +64,7 @@ from .apiserver.services import ADDRESS_ANNOTATION
 from .controllers.deployment import DeploymentController
 from .controllers.endpoints import EndpointsController
 from .controllers.replicaset import ReplicaSetController
+from .nodes.imagemap import ImageProgram
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
 from .nodes.podrunner import KubeletConfig
@@ -118,6 +119,8 @@ class StackOptions:
     """Extra `agones controller` flags."""
     simulate_all: bool = False
     """Simulate every pod (no local processes)."""
+    images: list[ImageProgram] = field(default_factory=list)
+    """The user's image → local program entries (`nodes.imagemap`), before the built-in map."""
     use_netns: bool | None = None
     """Per-pod network namespaces (None: when supported)."""
     controller: bool = True
@@ -299,6 +302,7 @@ class LocalStack:
                 use_netns=self.options.use_netns,
                 log_dir=self.options.log_dir,
                 simulate_all=self.options.simulate_all,
+                images=self.options.images,
                 in_cluster=InCluster(
                     "127.0.0.1",
                     self.api.in_cluster_port,
