@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urlencode
 
 import aiohttp
 from aiohttp import web
@@ -235,7 +234,7 @@ class PodLogREST:
             return web.Response(body=b"", content_type="text/plain")
         url = kubelet_url(self.registry, pod, "containerLogs", container)
         try:
-            upstream = await self.proxy.session().get(url, params=urlencode(opts.query()))
+            upstream = await self.proxy.session().get(url, params=opts.query())
         except (aiohttp.ClientError, OSError) as err:
             raise errors.internal(f"Get {url!r}: {err}") from err
         async with upstream:

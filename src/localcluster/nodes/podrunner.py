@@ -36,6 +36,7 @@ from .containers import (
     new_container_id,
     resolve_env,
 )
+from .imagemap import SIMULATE_ANNOTATION as SIMULATE_ANNOTATION  # re-exported: tests, bench
 from .imagemap import (
     SIMULATED_ANNOTATION,
     ImageProgram,
