@@ -1,7 +1,8 @@
 """The local cluster as a developer uses it day to day, through kubectl and the official Python
 client: `kubectl logs` in each form on a process pod (follow, tail, since, timestamps, previous
 after a crash, all containers), `describe pod` events in order, READY 2/2 for a pod with a native
-sidecar, probes that run, a simulated pod that says so, and `kubectl exec`'s answer."""
+sidecar, probes that run, a simulated pod that says so, and `exec` over websockets (the official
+client, kubectl 1.30+) with the SPDY kubectl told why not."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import kubernetes
@@ -278,10 +280,130 @@ def test_simulated_pod_says_so(framework: Framework, local_stack: Any) -> None:
     framework.delete_pod(name)
 
 
-def test_exec_says_why_it_is_not_offered(framework: Framework, printer: str) -> None:
-    out = kubectl(framework, "exec", printer, "--", "true", check=False)
+def test_exec_over_spdy_says_why_it_is_not_offered(framework: Framework, printer: str) -> None:
+    out = kubectl(framework, "exec", printer, "--", "true", check=False)  # the 1.28 kubectl: SPDY
     assert out.returncode != 0
-    assert "exec is not supported by the local cluster's simulated kubelet" in out.stderr
+    assert "exec on the local cluster speaks the websocket streaming protocol" in out.stderr
+
+
+def test_exec_through_the_official_client(
+    framework: Framework, printer: str, core: kubernetes.client.CoreV1Api
+) -> None:
+    from kubernetes.stream import stream
+
+    exec_ = core.connect_get_namespaced_pod_exec
+    script = 'echo out; echo err >&2; test -n "$PYTHONUNBUFFERED" && echo env'
+    out = stream(
+        exec_,
+        printer,
+        framework.namespace,
+        command=["sh", "-c", script],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+    )
+    assert sorted(out.split()) == ["env", "err", "out"]
+    resp = stream(
+        exec_,
+        printer,
+        framework.namespace,
+        command=["sh", "-c", "exit 3"],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+        _preload_content=False,
+    )
+    resp.run_forever(timeout=30)
+    assert resp.returncode == 3
+    tty = stream(
+        exec_,
+        printer,
+        framework.namespace,
+        command=["tty"],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=True,
+    )
+    assert tty.strip().startswith("/dev/pts/")
+    resp = stream(
+        exec_,
+        printer,
+        framework.namespace,
+        command=["cat"],
+        stderr=True,
+        stdin=True,
+        stdout=True,
+        tty=False,
+        _preload_content=False,
+    )
+    resp.write_stdin("piped\n")
+    framework.wait("echoed", lambda: (resp.update(timeout=1), "piped" in resp.peek_stdout())[1], 30)
+    assert resp.read_stdout().strip() == "piped"
+    resp.close()
+
+
+def _websocket_kubectl() -> str | None:
+    """A kubectl of 1.30 or later (websocket exec), beside the dispatcher's."""
+    exe = shutil.which("kubectl")
+    if exe is None:
+        return None
+    for minor in (33, 32, 31, 30):
+        candidate = Path(exe).resolve().parent / f"kubectl.1.{minor}"
+        if candidate.exists():
+            return str(candidate)
+    return None
+
+
+@pytest.mark.skipif(_websocket_kubectl() is None, reason="no kubectl 1.30+ installed")
+def test_exec_with_kubectl_speaking_websockets(framework: Framework, printer: str) -> None:
+    exe = _websocket_kubectl()
+    assert exe is not None
+    base = [exe, "--kubeconfig", framework.kubeconfig, "-n", framework.namespace, "exec"]
+    run = subprocess.run(
+        [*base, printer, "--", "sh", "-c", "echo hi; exit 4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (run.returncode, run.stdout) == (4, "hi\n"), run.stderr
+    piped = subprocess.run(
+        [*base, "-i", printer, "--", "cat"],
+        input="through stdin\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (piped.returncode, piped.stdout) == (0, "through stdin\n"), piped.stderr
+    wrong = subprocess.run(
+        [*base, printer, "-c", "nope", "--", "true"], capture_output=True, text=True, timeout=60
+    )
+    assert wrong.returncode != 0 and "container nope is not valid for pod" in wrong.stderr
+
+
+EXEC_QUERY = st.lists(
+    st.tuples(
+        st.sampled_from(["command", "container", "stdin", "stdout", "tty", "stderr"]),
+        st.text(max_size=10),
+    ),
+    max_size=5,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=EXEC_QUERY)
+def test_exec_endpoint_answers_malformed_requests_with_4xx(
+    framework: Framework, printer: str, query: list[tuple[str, str]]
+) -> None:
+    resp = framework.api.request(
+        "POST", f"/api/v1/namespaces/{framework.namespace}/pods/{printer}/exec", query=query
+    )
+    assert resp.status in (400, 404), (query, resp)
+    assert resp.body["kind"] == "Status" and resp.body["message"], resp
 
 
 QUERY = st.dictionaries(

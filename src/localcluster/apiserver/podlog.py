@@ -249,27 +249,3 @@ class PodLogREST:
                 return response  # the kubelet or the client went away mid-stream
             await response.write_eof()
             return response
-
-
-class PodExecREST:
-    """`pods/exec`: the container and node checks of `ExecLocation`, then the kubelet's answer."""
-
-    def __init__(self, registry: Registry, proxy: KubeletProxy) -> None:
-        self.registry = registry
-        self.proxy = proxy
-
-    async def __call__(
-        self, request: web.Request, info: ResourceInfo, ns: str, name: str
-    ) -> web.StreamResponse:
-        pod = self.registry.get(info, ns, name).obj
-        container = choose_container(pod, request.query.get("container", ""))
-        if not (pod.get("spec") or {}).get("nodeName"):
-            raise errors.bad_request(f"pod {name} does not have a host assigned")
-        url = kubelet_url(self.registry, pod, "exec", container)
-        try:
-            async with self.proxy.session().post(url, params=request.query) as upstream:
-                text = await upstream.text()
-                status = upstream.status
-        except (aiohttp.ClientError, OSError) as err:
-            raise errors.internal(f"Post {url!r}: {err}") from err
-        raise kubelet_error(status if status >= 300 else 400, text, "pods/exec", name)

@@ -34,7 +34,8 @@ from .discovery import SUBRESOURCE_VERBS
 from .embedded_controllers import EventReaper, GarbageCollector, NamespaceController
 from .faults import Faults
 from .handlers import ResourceHandler, parse_path
-from .podlog import KubeletProxy, PodExecREST, PodLogREST
+from .podexec import PodExecREST
+from .podlog import KubeletProxy, PodLogREST
 from .registry import Registry
 from .requests import JSON, json_response, negotiate_response, status_response
 from .resources import ResourceInfo

@@ -11,12 +11,9 @@ finds it (`apiserver.podlog`). It serves
   (`container "c" in pod "p" is waiting to start: ContainerCreating`, `previous terminated
   container "c" in pod "p" not found`); a simulated pod has no processes, hence no logs, and says
   so;
-* `POST|GET /exec/...`: a 400 that explains why `kubectl exec` is not offered (below).
-
-Why no exec: kubectl runs exec over a streaming upgrade of the connection (SPDY/3.1 before 1.30,
-the `v5.channel.k8s.io` websocket protocol after, falling back to SPDY), and the kubectl that
-talks to this server (whose version is 1.28) speaks SPDY only; a faithful SPDY stream multiplexer
-is not part of the local cluster.
+* `GET /exec/{namespace}/{pod}/{container}?command=...`: the command in the container's pod, over
+  the websocket streaming protocol (`kubeletexec`); a simulated or stopped container answers with
+  a Failure `Status` on the error channel, a SPDY request with a 400 that says why.
 """
 
 from __future__ import annotations
@@ -32,13 +29,8 @@ from ...httpserver import serve_app
 from ..apiserver.errors import StatusError
 from ..apiserver.podlog import PodLogOptions, parse_log_options
 from .containers import Container
+from .kubeletexec import refuse_exec, serve_exec
 from .logs import ContainerLogDir, ReadOptions, follow_log, read_log
-
-EXEC_UNSUPPORTED = (
-    "exec is not supported by the local cluster's simulated kubelet: kubectl streams exec over "
-    "SPDY/3.1 (or, from 1.30, the v5.channel.k8s.io websocket protocol), which this kubelet does "
-    "not serve; run the command on this machine instead (pods are local processes)"
-)
 
 
 class LoggedPod(Protocol):
@@ -50,6 +42,8 @@ class LoggedPod(Protocol):
     containers: list[Container]
     log_dir: ContainerLogDir
     simulated_reason: str
+
+    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]: ...
 
 
 @dataclass
@@ -94,7 +88,7 @@ class KubeletServer:
     async def start(self) -> int:
         app = web.Application()
         app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", self._logs)
-        app.router.add_route("*", "/exec/{tail:.*}", self._exec)
+        app.router.add_route("*", "/exec/{namespace}/{pod}/{container}", self._exec)
         self._runner, self.port = await serve_app(app, self.address, 0)
         return self.port
 
@@ -106,8 +100,21 @@ class KubeletServer:
     def _pod(self, namespace: str, name: str) -> LoggedPod | None:
         return next((p for p in self._pods() if (p.namespace, p.name) == (namespace, name)), None)
 
-    async def _exec(self, _request: web.Request) -> web.Response:
-        return _text(400, EXEC_UNSUPPORTED)
+    async def _exec(self, request: web.Request) -> web.StreamResponse:
+        info = request.match_info
+        pod = self._pod(info["namespace"], info["pod"])
+        if pod is None:
+            return _text(404, f'pod "{info["pod"]}" does not exist')
+        if info["container"] not in declared_containers(pod.pod):
+            return _text(404, f'container "{info["container"]}" not found in pod "{pod.name}"')
+        found = next((c for c in pod.containers if c.name == info["container"]), None)
+        running = found is not None and found.proc is not None and found.proc.returncode is None
+        if pod.simulated_reason or found is None or not running:
+            why = "is simulated by the local cluster" if pod.simulated_reason else "is not running"
+            message = f'container "{info["container"]}" in pod "{pod.name}" {why}'
+            return await refuse_exec(request, message)
+        prefix, env = pod.exec_context(found)
+        return await serve_exec(request, prefix, env)
 
     async def _logs(self, request: web.Request) -> web.StreamResponse:
         info = request.match_info

@@ -463,15 +463,8 @@ class PodRunner:
 
     async def _launch(self, container: Container) -> None:
         argv = container.argv
-        if self.net is not None:
-            argv = [*self.net.exec_prefix(), *argv]
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": os.environ.get("HOME", "/root"),
-            "PYTHONUNBUFFERED": "1",
-            "HOSTNAME": self.name,
-            **container.env,
-        }
+        prefix, env = self.exec_context(container)
+        argv = [*prefix, *argv]
         container.proc = await start_process(
             argv,
             env=env,
@@ -533,6 +526,19 @@ class PodRunner:
                         await self._stop_container(sidecar)
             await self.write_status()
             return
+
+    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
+        """The argv prefix (the pod's namespaces) and environment a process of `container`
+        runs with: its own processes, exec probes and `kubectl exec` alike."""
+        prefix = self.net.exec_prefix() if self.net is not None else []
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/root"),
+            "PYTHONUNBUFFERED": "1",
+            "HOSTNAME": self.name,
+            **container.env,
+        }
+        return prefix, env
 
     def _probes_stopped(self, container: Container) -> bool:
         return self.terminating or container.stopped
@@ -650,6 +656,5 @@ class PodProbeTarget:
             port = self.runner._health_port
         return await asyncio.open_connection(self.runner.pod_ip, port)
 
-    def exec_prefix(self) -> list[str]:
-        net = self.runner.net
-        return net.exec_prefix() if net is not None else []
+    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
+        return self.runner.exec_context(container)

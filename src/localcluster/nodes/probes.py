@@ -49,8 +49,8 @@ class ProbeTarget(Protocol):
         """A TCP connection to `port` of the pod (OSError when refused)."""
         ...
 
-    def exec_prefix(self) -> list[str]:
-        """The argv prefix that runs a command in the pod's namespaces."""
+    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
+        """The argv prefix (the pod's namespaces) and environment of a command in `container`."""
         ...
 
 
@@ -180,8 +180,8 @@ async def run_probe(
         (probe.get("exec") or {}).get("command") if isinstance(probe.get("exec"), dict) else None
     )
     if isinstance(command, list) and command:
-        env = {"PATH": "/usr/bin:/bin", **container.env}
-        return await exec_probe(target.exec_prefix(), [str(c) for c in command], env, timeout)
+        prefix, env = target.exec_context(container)
+        return await exec_probe(prefix, [str(c) for c in command], env, timeout)
     return None
 
 

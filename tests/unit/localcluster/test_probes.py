@@ -28,8 +28,8 @@ class HostTarget:
     async def connect(self, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         return await asyncio.open_connection(self.host, port)
 
-    def exec_prefix(self) -> list[str]:
-        return []
+    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
+        return [], {"PATH": "/usr/bin:/bin", **container.env}
 
 
 def closed_port() -> int:
