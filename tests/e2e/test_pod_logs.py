@@ -428,3 +428,14 @@ def test_log_endpoint_answers_malformed_queries_with_4xx(
     assert resp.status in (200, 400, 422), (query, resp)
     if resp.status != 200:
         assert resp.body["kind"] == "Status" and resp.body["message"], resp
+
+
+def test_nodes_report_the_server_version_and_their_kubelet_port(
+    framework: Framework, local_stack: Any
+) -> None:
+    version = framework.api.get("/version").body["gitVersion"]
+    nodes = framework.api.get("/api/v1/nodes").body["items"]
+    assert nodes
+    for node in nodes:
+        assert node["status"]["nodeInfo"]["kubeletVersion"] == version
+        assert node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] > 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,8 +22,11 @@ from agones.localcluster.apiserver.podlog import (
     parse_log_options,
     validate_log_options,
 )
+from agones.localcluster.nodes.containers import Container
+from agones.localcluster.nodes.kubeletserver import KubeletError, log_file_for
 from agones.localcluster.nodes.logs import (
     MAX_LINE_PIECE,
+    ContainerLogDir,
     ReadOptions,
     follow_log,
     format_record,
@@ -246,3 +250,60 @@ def test_any_query_parses_or_is_a_4xx(query: dict[str, str]) -> None:
         return
     for error in validate_log_options(opts):
         assert error.field in ("tailLines", "limitBytes", "sinceSeconds", "")
+
+
+class _Pod:
+    """What the kubelet server reads of a runner."""
+
+    def __init__(self, containers: list[Any], simulated: str = "") -> None:
+        self.namespace, self.name = "default", "p"
+        self.pod: dict[str, Any] = {"spec": {"containers": [{"name": "main"}]}}
+        self.containers = containers
+        self.log_dir = ContainerLogDir(Path("/nonexistent"), "default", "p", "u")
+        self.simulated_reason = simulated
+
+    def exec_context(self, container: Any) -> tuple[list[str], dict[str, str]]:
+        return [], {}
+
+
+def _container(restarts: int, running: bool, last: bool) -> Container:
+    c = Container({"name": "main"}, ["true"], {})
+    c.restart_count = restarts
+    c.proc = SimpleNamespace(returncode=None if running else 0) if running or last else None  # type: ignore[assignment]
+    c.last_terminated = {"exitCode": 1} if last else None
+    return c
+
+
+@pytest.mark.parametrize(
+    ("pod", "previous", "result"),
+    [
+        pytest.param(_Pod([_container(0, True, False)]), False, 0, id="current-first-run"),
+        pytest.param(_Pod([_container(2, True, True)]), False, 2, id="current-third-run"),
+        pytest.param(_Pod([_container(2, True, True)]), True, 1, id="previous"),
+        pytest.param(
+            _Pod([_container(0, True, False)]),
+            True,
+            'previous terminated container "main" in pod "p" not found',
+            id="no-previous",
+        ),
+        pytest.param(
+            _Pod([]),
+            False,
+            'container "main" in pod "p" is waiting to start: ContainerCreating',
+            id="not-started",
+        ),
+        pytest.param(
+            _Pod([], simulated="no program"),
+            False,
+            'container "main" in pod "p" is simulated by the local cluster (no program): it runs '
+            "no process, so it has no logs",
+            id="simulated",
+        ),
+    ],
+)
+def test_log_file_for(pod: _Pod, previous: bool, result: int | str) -> None:
+    try:
+        _container_found, run = log_file_for(pod, "main", previous)
+        assert run == result
+    except KubeletError as err:
+        assert (err.code, err.message) == (400, result)
