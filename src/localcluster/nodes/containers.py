@@ -133,6 +133,8 @@ class Container:
         self.started_at = ""
         self.last_terminated: dict[str, Any] | None = None
         self.terminated: dict[str, Any] | None = None
+        self.waiting: dict[str, Any] | None = None
+        """Set while the kubelet backs off before restarting it (`CrashLoopBackOff`)."""
         self.native_sidecar = spec.get("restartPolicy") == "Always"
         """An init container with restartPolicy Always (runs beside the others, then stops)."""
         self.stopped = False
@@ -145,7 +147,9 @@ class Container:
 
     def status(self) -> dict[str, Any]:
         state: dict[str, Any]
-        if self.terminated is not None:
+        if self.waiting is not None:
+            state = {"waiting": self.waiting}
+        elif self.terminated is not None:
             state = {"terminated": self.terminated}
         elif self.proc is not None:
             state = {"running": {"startedAt": self.started_at}}

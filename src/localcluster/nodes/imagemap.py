@@ -14,8 +14,9 @@ IMAGE matches as a reference does: `nginx` matches `nginx`, `nginx:1.25`, `nginx
 A pod none of whose containers runs locally is SIMULATED (Ready, its ports allocated, nothing
 behind them); so is one annotated `local.agones-py.dev/simulate: "true"`, and every pod with
 `simulate_all`. In a pod that runs processes, a container whose image maps to nothing runs an idle
-placeholder process. Either way the kubelet says so: the annotation `SIMULATED_ANNOTATION` with
-the reason, and a `Simulated` event (`simulation_reason`, `placeholder_message`).
+placeholder process. Either way the kubelet says so, unless the user asked for the simulation
+(the annotation, `simulate_all`): the annotation `SIMULATED_ANNOTATION` with the reason, and a
+`Simulated` event (`simulation_reason`, `placeholder_message`).
 """
 
 from __future__ import annotations

@@ -66,6 +66,8 @@ def log_file_for(pod: LoggedPod, container: str, previous: bool) -> tuple[Contai
         )
     found = next((c for c in pod.containers if c.name == container), None)
     quoted = f'"{container}" in pod "{pod.name}"'
+    if found is not None and found.waiting is not None and found.last_terminated is not None:
+        return found, found.restart_count  # backing off: both name the run that just ended
     if previous:
         if found is None or found.last_terminated is None or found.restart_count == 0:
             raise KubeletError(400, f"previous terminated container {quoted} not found")

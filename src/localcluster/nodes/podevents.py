@@ -64,6 +64,16 @@ class PodEvents:
         self._event(name, EventType.NORMAL, "Simulated", message)
 
 
+def crash_loop_back_off(pod: dict[str, Any], name: str, delay: float) -> dict[str, str]:
+    """The waiting state of a container the kubelet holds back before restarting it."""
+    md = pod.get("metadata") or {}
+    who = f"{md.get('name', '')}_{md.get('namespace', '')}({md.get('uid', '')})"
+    return {
+        "reason": "CrashLoopBackOff",
+        "message": f"back-off {delay:g}s restarting failed container={name} pod={who}",
+    }
+
+
 def container_field_path(pod: dict[str, Any], name: str) -> str:
     """`spec.containers{name}` or `spec.initContainers{name}`, as the kubelet refers to one."""
     inits = (pod.get("spec") or {}).get("initContainers") or []

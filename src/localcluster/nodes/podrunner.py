@@ -46,7 +46,7 @@ from .imagemap import (
 )
 from .logs import ContainerLogDir
 from .netns import PodNetwork, netns_supported
-from .podevents import PodEvents
+from .podevents import PodEvents, crash_loop_back_off
 from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
 from .probes import ProbeTarget, probe_workers
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
@@ -260,6 +260,13 @@ class PodRunner:
         self.simulated_reason = simulation_reason(self.pod, runs, self.kubelet.config.simulate_all)
         return bool(self.simulated_reason)
 
+    def _simulation_requested(self) -> bool:
+        """Simulated because the user asked (the annotation, `simulate_all`): nothing to say,
+        and no write to pay for it (benchmarks simulate hundreds of pods)."""
+        annotations = self.pod["metadata"].get("annotations") or {}
+        requested = annotations.get(SIMULATE_ANNOTATION) == "true"
+        return requested or self.kubelet.config.simulate_all
+
     async def _annotate_simulated(self, reason: str) -> None:
         """The `Simulated` annotation (on the pod, where `describe` shows it)."""
         annotations = {SIMULATED_ANNOTATION: reason}
@@ -309,9 +316,10 @@ class PodRunner:
             )
         self._phase = "Running"
         await self.write_status()
-        reason = f"Pod is simulated by the local cluster: {self.simulated_reason}"
-        self.events.simulated(reason)
-        await self._annotate_simulated(reason)
+        if not self._simulation_requested():
+            reason = f"Pod is simulated by the local cluster: {self.simulated_reason}"
+            self.events.simulated(reason)
+            await self._annotate_simulated(reason)
         if self.sim is not None:
             await self.sim.start()
 
@@ -504,13 +512,15 @@ class PodRunner:
                 await self.write_status()
                 return
             if restart == "Always" or (restart == "OnFailure" and code != 0):
+                container.last_terminated = finished
+                container.waiting = crash_loop_back_off(self.pod, container.name, backoff)
                 await self.write_status()
                 self.events.back_off(container.name)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 10)
+                container.waiting = None
                 if self.terminating:
                     return
-                container.last_terminated = finished
                 container.restart_count += 1
                 await self._launch(container)
                 await self.write_status()
