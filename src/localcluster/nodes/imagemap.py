@@ -97,10 +97,12 @@ def load_image_file(path: str) -> list[ImageProgram]:
     try:
         data = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"{path}: {err}") from err
+        raise ValueError(f"{path}: {' '.join(str(err).split())}") from err
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of IMAGE: COMMAND")
-    return [_entry(str(image), command, f"{path}: {image}") for image, command in data.items()]
+    return [
+        _entry(str(image), command, f"{path}: {str(image)!r}") for image, command in data.items()
+    ]
 
 
 def user_program(container: dict[str, Any], images: list[ImageProgram]) -> list[str] | None:
