@@ -303,6 +303,7 @@ class LocalStack:
                 log_dir=self.options.log_dir,
                 simulate_all=self.options.simulate_all,
                 images=self.options.images,
+                kubelet_client_token=self.api.kubelets.token,
                 in_cluster=InCluster(
                     "127.0.0.1",
                     self.api.in_cluster_port,

@@ -16,6 +16,7 @@ following); a 400 of the kubelet becomes a 400 `Status` with its text as the mes
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -198,14 +199,20 @@ def kubelet_error(status: int, text: str, subresource: str, name: str) -> errors
 
 
 class KubeletProxy:
-    """One HTTP client session to the kubelets, shared by the pods' subresources."""
+    """One HTTP client session to the kubelets, shared by the pods' subresources. It presents
+    `token` (kube-apiserver's `--kubelet-client-certificate`, here a bearer token the local
+    kubelets are given), so nothing else on the machine reads logs or execs through a kubelet."""
 
     def __init__(self) -> None:
         self._session: aiohttp.ClientSession | None = None
+        self.token = secrets.token_urlsafe(32)
 
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None),
+                headers={"Authorization": f"Bearer {self.token}"},
+            )
         return self._session
 
     async def close(self) -> None:

@@ -88,7 +88,8 @@ class Kubelet:
         (`status.daemonEndpoints.kubeletEndpoint.Port`), where the API server's proxy looks."""
         self._spawn(self.events.run())
         for node, address in self.config.node_addresses.items():
-            server = KubeletServer(node, address, functools.partial(self._pods_on, address))
+            pods = functools.partial(self._pods_on, address)
+            server = KubeletServer(node, address, pods, self.config.kubelet_client_token)
             port = await server.start()
             self.servers.append(server)
             endpoints = {"daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}

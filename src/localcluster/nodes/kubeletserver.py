@@ -2,7 +2,9 @@
 
 One server per node, on the node's own loopback address and a free port that the kubelet writes
 into its Node's `status.daemonEndpoints.kubeletEndpoint.Port`, where the API server's `pods/log`
-finds it (`apiserver.podlog`). It serves
+finds it (`apiserver.podlog`). Every request must carry the API server's kubelet client token
+(`KubeletConfig.kubelet_client_token`; 401 otherwise): loopback is shared with every local user,
+and exec runs commands as the pods do. It serves
 * `GET /containerLogs/{namespace}/{pod}/{container}` with the `PodLogOptions` query: the
   container's current run, or with `previous=true` the run before it (`logs.ContainerLogDir`),
   filtered per the options and, with `follow=true`, streamed until that run's output closes.
@@ -18,6 +20,7 @@ finds it (`apiserver.podlog`). It serves
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -80,19 +83,36 @@ def log_file_for(pod: LoggedPod, container: str, previous: bool) -> tuple[Contai
 class KubeletServer:
     """Serves one node's kubelet API (see the module docstring)."""
 
-    def __init__(self, node: str, address: str, pods: Callable[[], Iterable[LoggedPod]]) -> None:
+    def __init__(
+        self,
+        node: str,
+        address: str,
+        pods: Callable[[], Iterable[LoggedPod]],
+        token: str | None = None,
+    ) -> None:
         self.node = node
         self.address = address
         self._pods = pods
+        self._token = token
+        """The bearer token every request must carry (None: no authentication)."""
         self._runner: web.AppRunner | None = None
         self.port = 0
 
     async def start(self) -> int:
-        app = web.Application()
+        app = web.Application(middlewares=[self._authenticate])
         app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", self._logs)
         app.router.add_route("*", "/exec/{namespace}/{pod}/{container}", self._exec)
         self._runner, self.port = await serve_app(app, self.address, 0)
         return self.port
+
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if self._token is not None and not hmac.compare_digest(
+            request.headers.get("Authorization", ""), f"Bearer {self._token}"
+        ):
+            return _text(401, "Unauthorized")
+        response: web.StreamResponse = await handler(request)
+        return response
 
     async def stop(self) -> None:
         if self._runner is not None:

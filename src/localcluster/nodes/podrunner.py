@@ -136,6 +136,8 @@ class KubeletConfig:
     """Where pods' volume and service-account files go (None: a temporary directory)."""
     images: list[ImageProgram] = field(default_factory=list)
     """The user's image → program entries, before the built-in ones (`imagemap`)."""
+    kubelet_client_token: str | None = None
+    """The token the API server presents to the kubelets' servers (None: none required)."""
 
 
 class PodHost(Protocol):

@@ -118,3 +118,23 @@ def test_malformed_requests_answer_4xx(
     path = "/".join(urllib.parse.quote(p, safe="") for p in [kind, *parts])
     status, _body = get(f"{kubelet}/{path}?{urllib.parse.urlencode(query)}")
     assert 200 <= status < 500, (path, query, status)
+
+
+async def test_requests_without_the_api_servers_token_are_refused(tmp_path: Path) -> None:
+    import aiohttp
+
+    pod = _Pod(tmp_path)
+    server = KubeletServer("n", "127.0.0.1", lambda: [pod], token="s3cret")
+    port = await server.start()
+    url = f"http://127.0.0.1:{port}/containerLogs/default/p/main"
+    try:
+        async with aiohttp.ClientSession() as session:
+            for headers, status in (
+                ({}, 401),
+                ({"Authorization": "Bearer wrong"}, 401),
+                ({"Authorization": "Bearer s3cret"}, 200),
+            ):
+                async with session.get(url, headers=headers) as resp:
+                    assert resp.status == status, headers
+    finally:
+        await server.stop()
