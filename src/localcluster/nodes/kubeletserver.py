@@ -1,4 +1,4 @@
-"""The kubelet's HTTP server of each simulated node (the real one's port 10250, read-only part).
+"""The kubelet's HTTP server of each simulated node (the real one's port 10250: logs and exec).
 
 One server per node, on the node's own loopback address and a free port that the kubelet writes
 into its Node's `status.daemonEndpoints.kubeletEndpoint.Port`, where the API server's `pods/log`
