@@ -210,7 +210,7 @@ async def follow_log(
     live = ReadOptions(timestamps=options.timestamps)
     while limit is None or sent < limit:
         finished = done()
-        data = path.read_bytes()[offset:] if path.exists() else b""
+        data = _read_from(path, offset)
         cut = data.rfind(b"\n") + 1
         if finished:
             cut = len(data)
@@ -228,3 +228,13 @@ async def follow_log(
         if finished:
             return
         await asyncio.sleep(FOLLOW_POLL)
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    """What the file holds past `offset` (nothing if it does not exist yet)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            return f.read()
+    except FileNotFoundError:
+        return b""
