@@ -401,12 +401,16 @@ class PodRunner:
                 f"containers without a local program: {', '.join(placeholders)}"
             )
         for container in self.containers:
-            self._tasks.append(asyncio.create_task(self._supervise(container)))
-            probed = functools.partial(self._probed, container)
-            unhealthy = functools.partial(self._unhealthy, container)
-            workers = probe_workers(container, self._probe_target, unhealthy, probed)
-            stopped = functools.partial(self._probes_stopped, container)
-            self._tasks.extend(asyncio.create_task(w.run(stopped)) for w in workers)
+            self.start_supervision(container)
+
+    def start_supervision(self, container: Container) -> None:
+        """Watch a launched container: restarts per policy, and its probes (`probes`)."""
+        self._tasks.append(asyncio.create_task(self._supervise(container)))
+        probed = functools.partial(self._probed, container)
+        unhealthy = functools.partial(self._unhealthy, container)
+        workers = probe_workers(container, self._probe_target, unhealthy, probed)
+        stopped = functools.partial(self._probes_stopped, container)
+        self._tasks.extend(asyncio.create_task(w.run(stopped)) for w in workers)
 
     def _own_ip(self) -> bool:
         """Whether the pod gets an IP of its own: in its namespace, declaring a container port
@@ -473,8 +477,9 @@ class PodRunner:
 
     async def _launch(self, container: Container) -> None:
         argv = container.argv
-        prefix, env = self.exec_context(container)
-        argv = [*prefix, *argv]
+        if self.net is not None:
+            argv = [*self.net.exec_prefix(), *argv]
+        env = self.process_env(container)
         container.proc = await start_process(
             argv,
             env=env,
@@ -539,18 +544,21 @@ class PodRunner:
             await self.write_status()
             return
 
-    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
-        """The argv prefix (the pod's namespaces) and environment a process of `container`
-        runs with: its own processes, exec probes and `kubectl exec` alike."""
-        prefix = self.net.exec_prefix() if self.net is not None else []
-        env = {
+    def process_env(self, container: Container) -> dict[str, str]:
+        """The environment a container's processes (and its exec probes and execs) get."""
+        return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": os.environ.get("HOME", "/root"),
             "PYTHONUNBUFFERED": "1",
             "HOSTNAME": self.name,
             **container.env,
         }
-        return prefix, env
+
+    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
+        """The argv prefix (the pod's namespaces) and environment of a command run in
+        `container` as its own processes are: exec probes and `kubectl exec`."""
+        prefix = self.net.exec_prefix() if self.net is not None else []
+        return prefix, self.process_env(container)
 
     def _probes_stopped(self, container: Container) -> bool:
         return self.terminating or container.stopped
