@@ -23,6 +23,14 @@ def _col(
     return {"name": name, "type": kind, "fn": fn, "priority": priority}
 
 
+def _pod_ready(pod: Obj) -> str:
+    return print_pod(pod)[0]
+
+
+def _pod_status(pod: Obj) -> str:
+    return print_pod(pod)[1]
+
+
 def _node_status(node: Obj) -> str:
     conds = {
         c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []
@@ -81,8 +89,8 @@ def _endpoints(o: Any) -> str:
 BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
     ("", "namespaces"): [_col("Status", lambda o: (o.get("status") or {}).get("phase", ""))],
     ("", "pods"): [
-        _col("Ready", lambda o: print_pod(o)[0]),
-        _col("Status", lambda o: print_pod(o)[1]),
+        _col("Ready", _pod_ready),
+        _col("Status", _pod_status),
         _col("Restarts", lambda o: print_pod(o)[2]),
     ],
     ("", "nodes"): [
