@@ -48,7 +48,7 @@ from .logs import ContainerLogDir
 from .netns import PodNetwork, netns_supported
 from .podevents import PodEvents, crash_loop_back_off
 from .podfiles import InCluster, MissingVolumeSource, PodFiles, volume_sources
-from .probes import ProbeTarget, probe_workers
+from .probes import PodTarget, ProbeTarget, probe_workers
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
 
@@ -564,7 +564,9 @@ class PodRunner:
         return self.terminating or container.stopped
 
     def _probe_target(self) -> ProbeTarget:
-        return PodProbeTarget(self)
+        # Without a namespace the SDK sidecar's health port 8080 is remapped, as its flags are.
+        remap = {8080: self._health_port} if hasattr(self, "_health_port") else {}
+        return PodTarget(self.net, self.pod_ip, remap, self.exec_context)
 
     def _unhealthy(self, container: Container, _kind: str, message: str) -> None:
         self.events.unhealthy(container.name, message)
@@ -657,24 +659,3 @@ class PodRunner:
         await self.log_dir.close()
         if not self.kubelet.config.log_dir:
             self.log_dir.remove()
-
-
-class PodProbeTarget:
-    """The pod as its probes reach it: inside its network namespace when it has one (the
-    kubelet dials the pod IP, which here relays only declared ports), else on the host, where
-    the SDK sidecar's health port 8080 is remapped as its flags are."""
-
-    def __init__(self, runner: PodRunner) -> None:
-        self.runner = runner
-        self.host = runner.pod_ip
-
-    async def connect(self, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        net = self.runner.net
-        if net is not None:
-            return await asyncio.open_connection(sock=await net.connect_tcp(port))
-        if port == 8080 and hasattr(self.runner, "_health_port"):
-            port = self.runner._health_port
-        return await asyncio.open_connection(self.runner.pod_ip, port)
-
-    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
-        return self.runner.exec_context(container)

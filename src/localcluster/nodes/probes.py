@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .containers import Container, probe_port
+from .netns import PodNetwork
 
 PROBE_KINDS = (
     ("startupProbe", "Startup"),
@@ -52,6 +53,29 @@ class ProbeTarget(Protocol):
     def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
         """The argv prefix (the pod's namespaces) and environment of a command in `container`."""
         ...
+
+
+class PodTarget:
+    """A pod as its probes reach it: inside its network namespace when it has one (the kubelet
+    dials the pod IP, which here relays only declared ports), else on the host at the pod's IP,
+    with `remap`ped ports (how a host-namespace pod's fixed ports were moved)."""
+
+    def __init__(
+        self,
+        net: PodNetwork | None,
+        host: str,
+        remap: dict[int, int],
+        exec_context: Callable[[Container], tuple[list[str], dict[str, str]]],
+    ) -> None:
+        self.net = net
+        self.host = host
+        self.remap = remap
+        self.exec_context = exec_context
+
+    async def connect(self, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self.net is not None:
+            return await asyncio.open_connection(sock=await self.net.connect_tcp(port))
+        return await asyncio.open_connection(self.host, self.remap.get(port, port))
 
 
 @dataclass(frozen=True)
