@@ -456,3 +456,38 @@ def test_nodes_report_the_server_version_and_their_kubelet_port(
     for node in nodes:
         assert node["status"]["nodeInfo"]["kubeletVersion"] == version
         assert node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] > 0
+
+
+def test_an_exec_whose_client_goes_away_is_killed(
+    framework: Framework, printer: str, core: kubernetes.client.CoreV1Api
+) -> None:
+    from kubernetes.stream import stream
+
+    marker = f"abandoned-{uuid.uuid4().hex[:8]}"
+    resp = stream(
+        core.connect_get_namespaced_pod_exec,
+        printer,
+        framework.namespace,
+        command=["sh", "-c", f"sleep 600; echo {marker}"],
+        stderr=True,
+        stdin=True,
+        stdout=True,
+        tty=False,
+        _preload_content=False,
+    )
+    framework.wait("the exec running", lambda: _processes_with(marker), 30)
+    resp.close()
+    framework.wait("the exec killed", lambda: not _processes_with(marker), 30)
+
+
+def _processes_with(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if text.encode() in cmdline:
+                found.append(int(entry.name))
+    return found

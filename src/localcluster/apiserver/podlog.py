@@ -15,6 +15,7 @@ following); a 400 of the kubelet becomes a 400 `Status` with its text as the mes
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 from dataclasses import dataclass
@@ -220,6 +221,21 @@ class KubeletProxy:
             await self._session.close()
 
 
+CLIENT_CHECK = 1.0
+"""Seconds between looks at a following client's connection while the kubelet sends nothing."""
+
+
+async def _next_chunk(request: web.Request, upstream: aiohttp.ClientResponse) -> bytes:
+    """The kubelet's next bytes (b"" at its end), or b"" once the client has gone away (so an
+    abandoned `kubectl logs -f` does not keep the kubelet's stream open)."""
+    while True:
+        try:
+            return await asyncio.wait_for(upstream.content.readany(), CLIENT_CHECK)
+        except TimeoutError:
+            if request.transport is None or request.transport.is_closing():
+                return b""
+
+
 class PodLogREST:
     """The `pods/log` handler (`LocalAPIServer.add_subresource`)."""
 
@@ -250,7 +266,7 @@ class PodLogREST:
             response = web.StreamResponse(headers={"Content-Type": "text/plain"})
             await response.prepare(request)
             try:
-                async for chunk in upstream.content.iter_any():
+                while chunk := await _next_chunk(request, upstream):
                     await response.write(chunk)
             except (aiohttp.ClientError, ConnectionResetError):
                 return response  # the kubelet or the client went away mid-stream

@@ -9,7 +9,8 @@ and the exit code as the `ExitCode` cause), 4 terminal resize (`{"Width": w, "He
 
 The command runs as a container's process does: in the pod's namespaces (`argv_prefix`, the
 `nsenter` prefix of its network namespace) with the container's environment; with `tty=true` on
-a pseudo-terminal (stderr joins stdout, resizes apply to it). SPDY/3.1, which kubectl before 1.30
+a pseudo-terminal (stderr joins stdout, resizes apply to it). A command still running when its
+websocket closes (the client went away, the kubelet stops) is killed. SPDY/3.1, which kubectl before 1.30
 speaks, is not served: such a request gets a 400 saying so (`SPDY_UNSUPPORTED`).
 """
 
@@ -20,6 +21,7 @@ import contextlib
 import fcntl
 import json
 import os
+import signal
 import struct
 import termios
 from collections.abc import Callable
@@ -132,7 +134,14 @@ class _Session:
             os.close(slave)
         pumps = self._pumps(proc, master)
         reader = asyncio.create_task(self._read_client(proc, master))
-        code = await proc.wait()
+        waiter = asyncio.create_task(proc.wait())
+        await asyncio.wait([waiter, reader], return_when=asyncio.FIRST_COMPLETED)
+        if not waiter.done():
+            # The client went away (or the kubelet stops): nobody is left to read the command,
+            # so it is killed rather than left running in the pod.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        code = await waiter
         await asyncio.gather(*pumps, return_exceptions=True)
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)

@@ -160,7 +160,12 @@ class KubeletServer:
             return web.Response(body=data, content_type="text/plain")
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
-        done = pod.log_dir.done_writing(container.name, run)
+        written = pod.log_dir.done_writing(container.name, run)
+
+        def done() -> bool:
+            gone = request.transport is None or request.transport.is_closing()
+            return gone or written()
+
         try:
             async for chunk in follow_log(path, read, done):
                 await response.write(chunk)
