@@ -3,7 +3,9 @@
 Starts the API server, CRDs, webhooks, simulated nodes, the controller and the allocator service;
 writes the kubeconfig (default `.agones-local/kubeconfig`) and the allocator's certificates
 (`.agones-local/allocator/`: `tls/`, `client-ca/`, and the client's pair and CA in `client/`) and
-prints how to use them; `--apply FILE` (repeatable) applies manifests once everything is up and then
+prints how to use them and the image → local program map (`--image IMAGE=COMMAND`, `--images
+FILE` extend it; see `localcluster.nodes.imagemap`), then each pod that is simulated and why;
+`--apply FILE` (repeatable) applies manifests once everything is up and then
 reports each GameServer's state as it changes. `--allocate` then waits for the applied Fleets and
 GameServers to be Ready, allocates one GameServer through the allocator with the generated client
 certificate and prints its address and port and how to talk to it. SIGINT or SIGTERM stops
@@ -25,9 +27,15 @@ import yaml
 
 from ..client.errors import ApiError
 from ..client.rest import Resource, RESTClient
-from ..client.versioned.resources import GAME_SERVERS
+from ..client.versioned.resources import GAME_SERVERS, PODS
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from ..localcluster import mainjob
+from ..localcluster.nodes.imagemap import (
+    SIMULATED_ANNOTATION,
+    describe_map,
+    load_image_file,
+    parse_image_flag,
+)
 from ..logging import configure_logging
 from .flags import go_duration
 
@@ -59,6 +67,19 @@ def register(subparsers: Any) -> None:
     up.add_argument("--max-port", type=int, default=8000, help="highest GameServer host port")
     up.add_argument("--feature-gates", default="", help="feature gates, e.g. PlayerTracking=true")
     up.add_argument("--simulate-all", action="store_true", help="simulate every pod")
+    up.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="IMAGE=COMMAND",
+        help="run containers of IMAGE as the local COMMAND (repeatable; before the built-in map)",
+    )
+    up.add_argument(
+        "--images",
+        default="",
+        metavar="FILE",
+        help="YAML mapping IMAGE: COMMAND, added to the image map after the --image entries",
+    )
     up.add_argument(
         "--allocation-batch-wait-time",
         type=go_duration,
@@ -143,6 +164,8 @@ def run_up(args: argparse.Namespace) -> int:
     kubeconfig = args.kubeconfig or str(state / "kubeconfig")
     try:
         docs = [d for f in args.apply for d in manifests(f)]
+        images = [parse_image_flag(text) for text in args.image]
+        images += load_image_file(args.images) if args.images else []
     except (OSError, ValueError, yaml.YAMLError) as err:
         print(f"error: {err}")
         return 2
@@ -156,6 +179,7 @@ def run_up(args: argparse.Namespace) -> int:
         gates=args.feature_gates,
         log_dir=str((state / "logs").resolve()),
         simulate_all=args.simulate_all,
+        images=images,
         allocator_port=args.allocator_port,
         allocator_certs_dir=str((state / "allocator").resolve()),
         allocation_batch_wait_time=args.allocation_batch_wait_time,
@@ -180,7 +204,10 @@ def run_up(args: argparse.Namespace) -> int:
             print(f"local cluster up: API server {stack.api.url}", flush=True)
             print(f"  kubeconfig: {stack.kubeconfig}")
             print(f"  nodes: {', '.join(f'{n} ({a})' for n, a in stack.addresses.items())}")
-            print(f"  logs: {options.log_dir}")
+            print(f"  logs: {options.log_dir} (kubectl logs works too)")
+            print("  images that run as local programs (others are simulated):")
+            for line in describe_map(images):
+                print(f"    {line}")
             if stack.dns is not None:
                 print(
                     f"  cluster DNS: {stack.dns.host}:{stack.dns.port} "
@@ -250,6 +277,23 @@ async def watch_game_servers(
     factory.for_resource(GAME_SERVERS).informer().add_event_handler(
         ResourceEventHandlerFuncs(
             add_func=report, update_func=lambda _o, n: report(n), delete_func=gone
+        )
+    )
+    simulated: set[str] = set()
+
+    def report_pod(pod: Any) -> None:
+        md = pod["metadata"]
+        reason = (md.get("annotations") or {}).get(SIMULATED_ANNOTATION)
+        key = f"{md['namespace']}/{md['name']}"
+        if reason and key not in simulated:
+            simulated.add(key)
+            print(f"pod {key}: simulated: {reason}", flush=True)
+
+    factory.for_resource(PODS).informer().add_event_handler(
+        ResourceEventHandlerFuncs(
+            add_func=report_pod,
+            update_func=lambda _o, n: report_pod(n),
+            delete_func=lambda _p: None,
         )
     )
     factory.start()

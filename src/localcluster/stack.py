@@ -71,6 +71,7 @@ from .controllers.replicaset import ReplicaSetController
 from .controllers.statefulset import StatefulSetController
 from .controllers.volumes import STORAGE_CLASSES, LocalVolumeProvisioner, default_storage_class
 from .extensions_children import ExtensionsChildren, wait_ready
+from .nodes.imagemap import ImageProgram
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
 from .nodes.podmesh import PodMesh
@@ -129,6 +130,8 @@ class StackOptions:
     """Extra `agones controller` flags."""
     simulate_all: bool = False
     """Simulate every pod (no local processes)."""
+    images: list[ImageProgram] = field(default_factory=list)
+    """The user's image → local program entries (`nodes.imagemap`), before the built-in map."""
     use_netns: bool | None = None
     """Per-pod network namespaces (None: when supported)."""
     use_mountns: bool | None = None
@@ -331,6 +334,8 @@ class LocalStack:
                 use_mountns=self.options.use_mountns,
                 log_dir=self.options.log_dir,
                 simulate_all=self.options.simulate_all,
+                images=self.options.images,
+                kubelet_client_token=self.api.kubelets.token,
                 in_cluster=InCluster(
                     "127.0.0.1",
                     self.api.in_cluster_port,
@@ -342,6 +347,7 @@ class LocalStack:
             ),
             sdk_client=self._clients[1],
         )
+        await self.kubelet.serve()
         self.replica_sets = ReplicaSetController(self._clients[2], self.factory)
         self.deployments = DeploymentController(self._clients[2], self.factory)
         self.endpoints = EndpointsController(self._clients[2], self.factory)

@@ -1,5 +1,5 @@
 """Kubernetes Events (client-go `tools/record`)."""
 
-from .event import EVENTS, EventBroadcaster, EventRecorder, EventType
+from .event import EVENTS, EventBroadcaster, EventRecorder, EventType, object_reference
 
-__all__ = ["EVENTS", "EventBroadcaster", "EventRecorder", "EventType"]
+__all__ = ["EVENTS", "EventBroadcaster", "EventRecorder", "EventType", "object_reference"]

@@ -203,7 +203,7 @@ class EventBroadcaster:
         messages.add(p.message)
         self._lru_put(self._similar, similar_key, (p.at, messages))
         if len(messages) < MAX_SIMILAR_EVENTS:
-            key = (*similar_key, message)
+            key = (*similar_key, involved.get("fieldPath", ""), message)
         else:
             messages.pop()  # any one: the set never grows past the threshold
             message = AGGREGATE_PREFIX + p.message
@@ -262,8 +262,21 @@ class EventBroadcaster:
         self.written += 1
 
 
+def object_reference(obj: Any, field_path: str) -> dict[str, str]:
+    """A reference to part of `obj` (client-go `ref.GetPartialReference`), e.g. one container
+    of a pod (`spec.containers{main}`); recording an event on it names that part."""
+    return {**involved_object(obj), "fieldPath": field_path}
+
+
+def _is_reference(obj: Any) -> bool:
+    return isinstance(obj, dict) and "metadata" not in obj and "fieldPath" in obj
+
+
 def involved_object(obj: Any) -> dict[str, str]:
-    """The ObjectReference an event is about (client-go `ref.GetReference`)."""
+    """The ObjectReference an event is about (client-go `ref.GetReference`; an ObjectReference
+    made by `object_reference` is used as it is)."""
+    if _is_reference(obj):
+        return dict(obj)
     return {
         "kind": get_kind(obj),
         "namespace": get_namespace(obj),
@@ -301,7 +314,7 @@ class EventRecorder:
         if event_type not in (EventType.NORMAL, EventType.WARNING):
             self._broadcaster.log.error("unsupported event type", type=event_type, reason=reason)
             return
-        if not get_name(obj):
+        if not (obj.get("name") if _is_reference(obj) else get_name(obj)):
             self._broadcaster.log.error("event for an object without a name", reason=reason)
             return
         self._broadcaster._enqueue(

@@ -26,6 +26,7 @@ from ...apis import field
 from ...apis.field import FieldError
 from ...informers.labels import label_selector_as_selector
 from .builtins import create_pod
+from .coredefaults import set_defaults_pod_spec
 
 Obj = dict[str, Any]
 POD_TEMPLATE_HASH = "pod-template-hash"
@@ -101,6 +102,7 @@ def template_errors(spec: Obj, at: str, kind: str = "deployment") -> list[FieldE
     pod = {"metadata": {}, "spec": template.setdefault("spec", {})}
     if not isinstance(pod["spec"], dict):
         return [*errs, field.invalid(f"{at}.template.spec", pod["spec"], "must be an object")]
+    set_defaults_pod_spec(pod["spec"])
     for pod_err in create_pod(pod):
         errs.append(
             FieldError(

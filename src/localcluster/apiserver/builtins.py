@@ -21,23 +21,6 @@ from ...apis.field import FieldError
 Hook = Callable[[dict[str, Any]], list[FieldError]]
 
 
-def _pod_container_defaults(c: dict[str, Any]) -> None:
-    image = c.get("image", "")
-    tag = image.rsplit("/", 1)[-1]
-    if "imagePullPolicy" not in c:
-        c["imagePullPolicy"] = (
-            "Always"
-            if (":" not in tag or tag.endswith(":latest")) and "@" not in tag
-            else "IfNotPresent"
-        )
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
-    c.setdefault("resources", {})
-    for p in c.get("ports") or []:
-        if isinstance(p, dict):
-            p.setdefault("protocol", "TCP")
-
-
 def create_pod(obj: dict[str, Any]) -> list[FieldError]:
     spec = obj.setdefault("spec", {})
     errs: list[FieldError] = []
@@ -52,18 +35,8 @@ def create_pod(obj: dict[str, Any]) -> list[FieldError]:
             errs.append(field.required(f"spec.containers[{i}].name", ""))
         if not c.get("image"):
             errs.append(field.required(f"spec.containers[{i}].image", ""))
-        _pod_container_defaults(c)
-    for c in spec.get("initContainers") or []:
-        if isinstance(c, dict):
-            _pod_container_defaults(c)
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("serviceAccountName", spec.get("serviceAccount") or "default")
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
-    spec.setdefault("enableServiceLinks", True)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     spec.setdefault("priority", 0)
     spec.setdefault(

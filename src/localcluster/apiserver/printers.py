@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .podprinter import print_pod
 from .resources import ResourceInfo
 from .table import AGE_COLUMN
 
@@ -23,50 +24,11 @@ def _col(
 
 
 def _pod_ready(pod: Obj) -> str:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
-
-
-def _init_status(pod: Obj) -> str | None:
-    """kubectl's STATUS while init containers run: `Init:N/M`, `Init:<reason>` of a failed or
-    waiting one (`Init:Error`, `Init:CrashLoopBackOff`); None once they are done."""
-    spec_inits = (pod.get("spec") or {}).get("initContainers") or []
-    sidecars = {c.get("name") for c in spec_inits if c.get("restartPolicy") == "Always"}
-    for i, cs in enumerate((pod.get("status") or {}).get("initContainerStatuses") or []):
-        state = cs.get("state") or {}
-        terminated, waiting = state.get("terminated"), state.get("waiting") or {}
-        if terminated is not None and terminated.get("exitCode", 0) == 0:
-            continue
-        if cs.get("name") in sidecars and cs.get("started"):
-            continue
-        if terminated is not None:
-            if terminated.get("reason"):
-                return f"Init:{terminated['reason']}"
-            if terminated.get("signal"):
-                return f"Init:Signal:{terminated['signal']}"
-            return f"Init:ExitCode:{terminated.get('exitCode', 0)}"
-        if waiting.get("reason") and waiting["reason"] != "PodInitializing":
-            return f"Init:{waiting['reason']}"
-        return f"Init:{i}/{len(spec_inits)}"
-    return None
+    return print_pod(pod)[0]
 
 
 def _pod_status(pod: Obj) -> str:
-    status = pod.get("status") or {}
-    reason = status.get("reason") or status.get("phase") or "Unknown"
-    initializing = _init_status(pod)
-    if initializing is not None:
-        reason = initializing
-    for cs in [] if initializing else status.get("containerStatuses") or []:
-        state = cs.get("state") or {}
-        if state.get("waiting", {}).get("reason"):
-            reason = state["waiting"]["reason"]
-        elif state.get("terminated", {}).get("reason"):
-            reason = state["terminated"]["reason"]
-    if pod.get("metadata", {}).get("deletionTimestamp"):
-        reason = "Terminating"
-    return str(reason)
+    return print_pod(pod)[1]
 
 
 _ACCESS_SHORT = {
@@ -155,14 +117,7 @@ BUILTIN: dict[tuple[str, str], list[dict[str, Any]]] = {
     ("", "pods"): [
         _col("Ready", _pod_ready),
         _col("Status", _pod_status),
-        _col(
-            "Restarts",
-            lambda o: sum(
-                s.get("restartCount", 0)
-                for s in (o.get("status") or {}).get("containerStatuses") or []
-            ),
-            "integer",
-        ),
+        _col("Restarts", lambda o: print_pod(o)[2]),
     ],
     ("", "nodes"): [
         _col("Status", _node_status),

@@ -33,6 +33,7 @@ from . import (
 )
 from .apply import PATCH_RETRIES, apply_patch_meta, apply_request, patch_meta_from_schema
 from .builtins import ClusterIPAllocator, create_hooks
+from .coredefaults import set_object_defaults
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
@@ -271,6 +272,8 @@ class Registry:
         else:
             # Cluster-scoped objects have no namespace: one sent is dropped, as BeforeCreate does.
             md.pop("namespace", None)
+        if info.custom is None:
+            set_object_defaults(info.group, info.kind, obj)
         if info.to_storage is not None:
             obj = info.to_storage(obj)
         return obj

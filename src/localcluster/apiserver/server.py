@@ -34,6 +34,8 @@ from .discovery import SUBRESOURCE_VERBS
 from .embedded_controllers import EventReaper, GarbageCollector, NamespaceController
 from .faults import Faults
 from .handlers import ResourceHandler, parse_path
+from .podexec import PodExecREST
+from .podlog import KubeletProxy, PodLogREST
 from .registry import Registry
 from .requests import JSON, json_response, negotiate_response, status_response
 from .resources import ResourceInfo
@@ -132,6 +134,11 @@ class LocalAPIServer:
         self.port = 0
         self.in_cluster_port = 0
         self.in_cluster_ca_pem: bytes | None = None
+        self.kubelets = KubeletProxy()
+        self.add_subresource("", "pods", "log", PodLogREST(self.registry, self.kubelets))
+        self.add_subresource(
+            "", "pods", "exec", PodExecREST(self.registry, self.kubelets), ("create", "get")
+        )
 
     def add_subresource(
         self,
@@ -247,6 +254,7 @@ class LocalAPIServer:
         await self.events.stop()
         await self.admission.close()
         await self.namespaces.stop()
+        await self.kubelets.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -5,7 +5,8 @@
   expanded in `command` and `args`;
 * the Agones sidecar gets `KUBECONFIG` (and, without network namespaces, free ports through flags
   and `HEALTH_PORT`); without network namespaces a container's first host port is `PORT`;
-* a container without a local program waits (`PLACEHOLDER`) and leaves on SIGTERM;
+* the program from the image map (`imagemap.local_program`: the user's entries, then the built-in
+  ones); a container without one waits (`PLACEHOLDER`) and leaves on SIGTERM;
 * with mount namespaces the argv is wrapped in the container init (`mounts.container_init_argv`)
   with the container's bind mounts, their missing mount points made on the host first
   (`CreateContainerError` when that fails); without, the fallback rewrites mountPaths.
@@ -19,8 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any, Protocol
 
-from .containers import REPO_ROOT, SIDECAR_NAME, program_for
+from .containers import REPO_ROOT, SIDECAR_NAME
 from .envvars import ContainerConfigError, EnvSources, PodAddresses, expand, make_environment
+from .imagemap import ImageProgram, local_program
 from .mounts import MOUNT_POINTS, container_init_argv
 from .podfiles import PodFiles
 
@@ -38,6 +40,7 @@ class CreateContainerError(ContainerConfigError):
 
 class Config(Protocol):
     kubeconfig: str
+    images: list[ImageProgram]
 
 
 class Host(Protocol):
@@ -96,7 +99,13 @@ def container_config(
         EnvSources.from_pairs(runner._sources),
         PodAddresses(runner.pod_ip, runner.node_ip),
     )
-    argv = _ports(runner, c, [expand(a, env) for a in program_for(c) or []] or None, env, remap)
+    argv = _ports(
+        runner,
+        c,
+        [expand(a, env) for a in local_program(c, runner.kubelet.config.images) or []] or None,
+        env,
+        remap,
+    )
     if argv is None:
         argv = [sys.executable, "-c", PLACEHOLDER]
     files = runner.files

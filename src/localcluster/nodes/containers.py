@@ -7,7 +7,10 @@ pod status reports it (`Container`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import re
+import secrets
 import socket
 import sys
 from pathlib import Path
@@ -96,6 +99,21 @@ def probe_port(container: dict[str, Any], http: dict[str, Any]) -> int:
     return int(port or 0)
 
 
+def image_id(image: str, argv: list[str]) -> str:
+    """`<repository>@sha256:<digest>` where the digest is of the program the image runs as
+    here (no image is pulled: what runs is the local program)."""
+    repository = image.split("@", 1)[0]
+    head, _, last = repository.rpartition("/")
+    repository = f"{head}/{last.split(':', 1)[0]}" if head else last.split(":", 1)[0]
+    digest = hashlib.sha256(json.dumps(argv).encode()).hexdigest()
+    return f"{repository}@sha256:{digest}"
+
+
+def new_container_id() -> str:
+    """A container ID as containerd reports it."""
+    return "containerd://" + secrets.token_hex(32)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -113,21 +131,29 @@ class Container:
         self.env = env
         self.proc: asyncio.subprocess.Process | None = None
         self.restart_count = 0
+        self.image_id = image_id(str(spec.get("image") or ""), argv)
+        self.container_id = ""
+        """`containerd://<64 hex>` of the current run (a new one per launch)."""
         self.started_at = ""
         self.last_terminated: dict[str, Any] | None = None
         self.terminated: dict[str, Any] | None = None
+        self.waiting: dict[str, Any] | None = None
+        """Why it is not running (reason, message) when that is not "ContainerCreating": e.g.
+        `CrashLoopBackOff` while the kubelet backs off before restarting it, or
+        `CreateContainerConfigError`."""
         self.native_sidecar = spec.get("restartPolicy") == "Always"
         """An init container with restartPolicy Always (runs beside the others, then stops)."""
         self.init_container = False
         """One of `spec.initContainers` (a native sidecar too)."""
-        self.waiting: dict[str, str] | None = None
-        """Why it is not running (reason, message) when that is not "ContainerCreating"."""
         self.pid_namespace = False
         """Runs as pid 1 of a PID namespace of its own (`mounts.CONTAINER_INIT`)."""
         self.stopped = False
         """Stopped for good (the pod finished): not restarted."""
-        self.probe_ready = not (spec.get("readinessProbe") or {}).get("httpGet")
-        """The readiness probe's last answer (True without an httpGet readiness probe)."""
+        self.probe_ready = not isinstance(spec.get("readinessProbe"), dict)
+        """The readiness probe's result (True without a readiness probe)."""
+        self.startup_done = True
+        """Whether the startup probe has succeeded (True without one): until then the other
+        probes wait."""
 
     def status(self) -> dict[str, Any]:
         state: dict[str, Any]
@@ -142,12 +168,14 @@ class Container:
         out: dict[str, Any] = {
             "name": self.name,
             "image": self.spec.get("image", ""),
-            "imageID": "",
+            "imageID": self.image_id,
             "ready": self.proc is not None and self.terminated is None and self.probe_ready,
             "started": self.proc is not None and self.terminated is None,
             "restartCount": self.restart_count,
             "state": state,
         }
+        if self.container_id:
+            out["containerID"] = self.container_id
         if self.last_terminated is not None:
             out["lastState"] = {"terminated": self.last_terminated}
         return out

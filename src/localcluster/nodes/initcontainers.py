@@ -30,6 +30,7 @@ from ..apiserver.meta import now_rfc3339
 from .containers import Container
 from .envvars import ContainerConfigError
 from .lifecycle import post_start
+from .podevents import crash_loop_back_off
 
 log = structlog.get_logger("agones.localcluster.nodes.initcontainers")
 
@@ -71,6 +72,8 @@ def terminated_state(container: Container, code: int) -> dict[str, Any]:
     }
     if code < 0:
         finished["signal"] = -code
+    if container.container_id:
+        finished["containerID"] = container.container_id
     return finished
 
 
@@ -84,16 +87,6 @@ async def pause(runner: Stoppable, seconds: float) -> bool:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(runner.stopped.wait(), seconds)
     return runner.terminating
-
-
-def crash_loop(runner: Runner, container: Container, backoff: float) -> dict[str, str]:
-    return {
-        "reason": "CrashLoopBackOff",
-        "message": (
-            f"back-off {backoff:g}s restarting failed container={container.name} "
-            f"pod={runner.name}_{runner.namespace}({runner.uid})"
-        ),
-    }
 
 
 async def configure_containers(
@@ -146,7 +139,7 @@ async def run_to_completion(runner: Runner, container: Container) -> bool:
             await runner.write_status()
             return False
         await runner.write_status()
-        container.waiting = crash_loop(runner, container, backoff)
+        container.waiting = crash_loop_back_off(runner.pod, container.name, backoff)
         container.last_terminated = container.terminated
         await runner.write_status()
         if await pause(runner, backoff):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 from typing import Any
@@ -45,8 +46,11 @@ import structlog
 
 from ...client.errors import ApiError
 from ...client.rest import RESTClient
-from ...client.versioned.resources import PODS
+from ...client.versioned.resources import NODES, PODS
 from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
+from ...record import EventBroadcaster
+from .kubeletserver import KubeletServer
+from .podevents import PodEvents
 from .podrunner import KubeletConfig, PodRunner
 from .simulated import SharedGameServerStore
 
@@ -71,6 +75,10 @@ class Kubelet:
         self.processes: set[int] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finishing: set[str] = set()
+        self.servers: list[KubeletServer] = []
+        self.events = EventBroadcaster(client)
+        self.recorders = {n: self.events.new_recorder("kubelet", n) for n in config.node_addresses}
+        """Each node's recorder (events carry the node as their source host)."""
         self.pods.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_pod,
@@ -78,6 +86,21 @@ class Kubelet:
                 delete_func=self._on_delete,
             )
         )
+
+    async def serve(self) -> None:
+        """Start each node's `KubeletServer` on its address and advertise its port on the Node
+        (`status.daemonEndpoints.kubeletEndpoint.Port`), where the API server's proxy looks."""
+        self._spawn(self.events.run())
+        for node, address in self.config.node_addresses.items():
+            pods = functools.partial(self._pods_on, address)
+            server = KubeletServer(node, address, pods, self.config.kubelet_client_token)
+            port = await server.start()
+            self.servers.append(server)
+            endpoints = {"daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}
+            await self.client.patch(NODES, node, {"status": endpoints}, subresource="status")
+
+    def _pods_on(self, address: str) -> list[PodRunner]:
+        return [r for r in self.runners.values() if r.node_ip == address]
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)
@@ -101,7 +124,8 @@ class Kubelet:
         if runner is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return
-            runner = PodRunner(self, pod, self.config.node_addresses[node])
+            events = PodEvents(self.recorders[node], pod)
+            runner = PodRunner(self, pod, self.config.node_addresses[node], events)
             self.runners[uid] = runner
             runner.start_task = self._spawn(runner.start())
 
@@ -149,6 +173,8 @@ class Kubelet:
         """Stop every pod's processes (SIGTERM then SIGKILL after 5 s); leave the API alone."""
         runners = list(self.runners.values())
         self.runners.clear()
+        for server in self.servers:
+            await server.stop()
         await asyncio.gather(*(r.terminate(5) for r in runners), return_exceptions=True)
         for task in list(self._tasks):
             task.cancel()

@@ -51,15 +51,13 @@ class Runner(Protocol):
 
     def process_env(self, container: Container) -> dict[str, str]: ...
     def _signal(self, container: Container, sig: int) -> None: ...
-    async def _http_get(self, port: int, path: str, host: str = "127.0.0.1") -> int: ...
 
 
-async def exec_argv(runner: Runner, container: Container, command: list[str]) -> list[str]:
-    """`command` run inside the container: its main process's namespaces when it has its own
-    (PID and mount), else the pod's network namespace, else the host."""
-    proc = container.proc
-    if container.pid_namespace and proc is not None:
-        target = await forked_main_pid(proc.pid)
+def exec_prefix(net: PodNetwork | None, container: Container, target: int | None) -> list[str]:
+    """The argv prefix that runs a command inside the container: `nsenter` into its main
+    process's namespaces (host pid `target`) when it has its own PID and mount namespaces, else
+    into the pod's network namespace, else nothing (the host)."""
+    if container.pid_namespace and target is not None:
         return [
             "nsenter",
             f"--target={target}",
@@ -70,11 +68,19 @@ async def exec_argv(runner: Runner, container: Container, command: list[str]) ->
             "--pid",
             "--wd",
             "--",
-            *command,
         ]
-    if runner.net is not None:
-        return [*runner.net.exec_prefix(), *command]
-    return command
+    if net is not None:
+        return net.exec_prefix()
+    return []
+
+
+async def exec_argv(runner: Runner, container: Container, command: list[str]) -> list[str]:
+    """`command` run inside the container (`exec_prefix`), once its main process has forked."""
+    proc = container.proc
+    target = None
+    if container.pid_namespace and proc is not None:
+        target = await forked_main_pid(proc.pid)
+    return [*exec_prefix(runner.net, container, target), *command]
 
 
 async def _exec(
@@ -118,15 +124,21 @@ async def _tcp(runner: Runner, port: int, host: str, timeout: float) -> str | No
     return None
 
 
-async def _https_get(runner: Runner, host: str, port: int, path: str, timeout: float) -> int:
-    """An HTTPS GET as the kubelet makes it for hooks and probes: the certificate is not checked."""
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
+async def _http_get(
+    runner: Runner, host: str, port: int, path: str, timeout: float, tls: bool
+) -> int:
+    """An HTTP(S) GET as the kubelet makes it for hooks: over TLS the certificate is not
+    checked. Its status, or 0 when nothing answered."""
+    context: ssl.SSLContext | None = None
+    if tls:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
     try:
         if runner.net is not None and host == runner.pod_ip:
             sock = await asyncio.wait_for(runner.net.connect_tcp(port), timeout)
-            connecting = asyncio.open_connection(sock=sock, ssl=context, server_hostname=host)
+            hostname = host if tls else None
+            connecting = asyncio.open_connection(sock=sock, ssl=context, server_hostname=hostname)
         else:
             connecting = asyncio.open_connection(host, port, ssl=context)
         reader, writer = await asyncio.wait_for(connecting, timeout)
@@ -146,12 +158,8 @@ async def run_handler(
         port = probe_port(container.spec, http)
         host = str(http.get("host") or runner.pod_ip)
         path = str(http.get("path") or "/")
-        if str(http.get("scheme") or "HTTP").upper() == "HTTPS":
-            code = await _https_get(runner, host, port, path, timeout)
-        elif runner.net is not None and host == runner.pod_ip:
-            code = await runner.net.http_get(port, path, timeout)
-        else:
-            code = await runner._http_get(port, path, host)
+        tls = str(http.get("scheme") or "HTTP").upper() == "HTTPS"
+        code = await _http_get(runner, host, port, path, timeout, tls)
         return None if 200 <= code < 400 else f"HTTP GET {host}:{port}{path}: status {code}"
     if isinstance(handler.get("tcpSocket"), dict):
         tcp = handler["tcpSocket"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import os
 import random
@@ -32,33 +33,49 @@ from .containers import (
     SIDECAR_NAME,
     Container,
     free_port,
-    probe_port,
-    program_for,
+    new_container_id,
     resolve_env,
+)
+from .imagemap import SIMULATE_ANNOTATION as SIMULATE_ANNOTATION  # re-exported: tests, bench
+from .imagemap import (
+    SIMULATED_ANNOTATION,
+    ImageProgram,
+    local_program,
+    placeholder_message,
+    simulation_reason,
 )
 from .initcontainers import (
     MAX_BACKOFF,
     configure_containers,
-    crash_loop,
     pause,
     start_in_order,
     terminated_state,
 )
-from .lifecycle import kill_container
+from .lifecycle import exec_prefix, kill_container
+from .logs import ContainerLogDir
 from .mounts import MOUNT_POINTS, main_pid, mountns_supported
 from .netns import PodNetwork, netns_supported
+from .podevents import PodEvents, crash_loop_back_off
 from .podfiles import InCluster, PodFiles
 from .podsandbox import pod_hostname, write_sandbox_files
+from .probes import PodTarget, ProbeTarget, probe_workers
 from .simulated import SharedGameServerStore, SimulatedGame, game_options
 from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.nodes.podrunner")
 
 
-SIMULATE_ANNOTATION = "local.agones-py.dev/simulate"
 POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
 """Pods in a network namespace of their own (but GameServers' pods) get an address here, where
 their declared container ports are relayed (so Services reach them); loopback only."""
+
+
+def log_root(config: KubeletConfig) -> Path:
+    """Where containers' log files go (`logs.ContainerLogDir`): `<log_dir>/pods`, kept after
+    the pod; without a `log_dir`, under the pods' state directory, removed with the pod."""
+    if config.log_dir:
+        return Path(config.log_dir) / "pods"
+    return volumemanager.pod_state_dir(config.state_dir) / "logs"
 
 
 class PodIPs:
@@ -113,7 +130,8 @@ class KubeletConfig:
     use_netns: bool | None = None
     """None: when supported."""
     log_dir: str | None = None
-    """Where container output goes (`<namespace>_<pod>_<container>.log`); None: discarded."""
+    """Where container output is kept (`<log_dir>/pods/<namespace>_<pod>_<uid>/<container>/
+    <restart>.log`, CRI format); None: a directory of the pod's, removed with it."""
     simulate_all: bool = False
     """Simulate every pod (benchmarks)."""
     in_cluster: InCluster | None = None
@@ -131,6 +149,10 @@ class KubeletConfig:
     the host's resolv.conf, as a kubelet without cluster DNS does."""
     dns_target: tuple[str, int] | None = None
     """Where the cluster DNS server listens on the host (`clusterdns.ClusterDNS`)."""
+    images: list[ImageProgram] = field(default_factory=list)
+    """The user's image → program entries, before the built-in ones (`imagemap`)."""
+    kubelet_client_token: str | None = None
+    """The token the API server presents to the kubelets' servers (None: none required)."""
 
 
 class PodHost(Protocol):
@@ -145,9 +167,16 @@ class PodHost(Protocol):
 class PodRunner:
     """Runs one pod until it is deleted."""
 
-    def __init__(self, kubelet: PodHost, pod: dict[str, Any], node_ip: str) -> None:
+    def __init__(
+        self,
+        kubelet: PodHost,
+        pod: dict[str, Any],
+        node_ip: str,
+        events: PodEvents | None = None,
+    ) -> None:
         self.kubelet = kubelet
         self.pod = pod
+        self.events = events or PodEvents(None, pod)
         md = pod["metadata"]
         self.namespace: str = md["namespace"]
         self.name: str = md["name"]
@@ -173,6 +202,12 @@ class PodRunner:
         self._start_time = ""
         self._transitions: dict[str, tuple[str, str]] = {}
         """Condition type → (status, lastTransitionTime): the time moves only when the status does."""
+        self.log_dir = ContainerLogDir(
+            log_root(kubelet.config), self.namespace, self.name, self.uid
+        )
+        """Its containers' log files (`logs`), read by the node's `KubeletServer`."""
+        self.simulated_reason = ""
+        """Why the pod is simulated rather than run ("" while it runs processes)."""
 
     # -- status ---------------------------------------------------------------------------------
 
@@ -239,14 +274,32 @@ class PodRunner:
     # -- start ----------------------------------------------------------------------------------
 
     def _should_simulate(self) -> bool:
-        if self.kubelet.config.simulate_all:
-            return True
-        annotations = self.pod["metadata"].get("annotations") or {}
-        if annotations.get(SIMULATE_ANNOTATION) == "true":
-            return True
         spec = self.pod.get("spec") or {}
         every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-        return all(program_for(c) is None for c in every if c.get("name") != SIDECAR_NAME)
+        images = self.kubelet.config.images
+        runs = [
+            local_program(c, images) is not None for c in every if c.get("name") != SIDECAR_NAME
+        ]
+        self.simulated_reason = simulation_reason(self.pod, runs, self.kubelet.config.simulate_all)
+        return bool(self.simulated_reason)
+
+    def _simulation_requested(self) -> bool:
+        """Simulated because the user asked (the annotation, `simulate_all`): nothing to say,
+        and no write to pay for it (benchmarks simulate hundreds of pods)."""
+        annotations = self.pod["metadata"].get("annotations") or {}
+        requested = annotations.get(SIMULATE_ANNOTATION) == "true"
+        return requested or self.kubelet.config.simulate_all
+
+    async def _annotate_simulated(self, reason: str) -> None:
+        """The `Simulated` annotation (on the pod, where `describe` shows it)."""
+        annotations = {SIMULATED_ANNOTATION: reason}
+        with contextlib.suppress(ApiError):
+            await self.kubelet.client.patch(
+                PODS,
+                self.name,
+                {"metadata": {"annotations": annotations}},
+                namespace=self.namespace,
+            )
 
     async def start(self) -> None:
         try:
@@ -286,6 +339,10 @@ class PodRunner:
             )
         self._phase = "Running"
         await self.write_status()
+        if not self._simulation_requested():
+            reason = f"Pod is simulated by the local cluster: {self.simulated_reason}"
+            self.events.simulated(reason)
+            await self._annotate_simulated(reason)
         if self.sim is not None:
             await self.sim.start()
 
@@ -344,6 +401,13 @@ class PodRunner:
             lambda c: container_config(self, c, use_mounts, remap),
         ):
             return
+        placeholders = [
+            c
+            for c in self.containers
+            if c.name != SIDECAR_NAME and local_program(c.spec, cfg.images) is None
+        ]
+        for c in placeholders:
+            self.events.simulated(placeholder_message(c.spec), c.name)
         if self.net is not None and self._own_ip():
             await self._forward_pod_ports()
         if self.net is not None:
@@ -362,16 +426,19 @@ class PodRunner:
         if downward or volumes.referenced_sources(self.pod):
             self._tasks.append(asyncio.create_task(self.sync_volumes()))
         await start_in_order(self)
+        if placeholders and not self.terminating:
+            await self._annotate_simulated(
+                f"containers without a local program: {', '.join(c.name for c in placeholders)}"
+            )
 
     def start_supervision(self, container: Container) -> None:
-        """Watch a launched container: restarts per policy, liveness and readiness probes."""
+        """Watch a launched container: restarts per policy, and its probes (`probes`)."""
         self._tasks.append(asyncio.create_task(self._supervise(container)))
-        probe = container.spec.get("livenessProbe") or {}
-        if (probe.get("httpGet") or {}).get("port"):
-            self._tasks.append(asyncio.create_task(self._probe(container, probe)))
-        readiness = container.spec.get("readinessProbe") or {}
-        if (readiness.get("httpGet") or {}).get("port"):
-            self._tasks.append(asyncio.create_task(self._readiness(container, readiness)))
+        probed = functools.partial(self._probed, container)
+        unhealthy = functools.partial(self._unhealthy, container)
+        workers = probe_workers(container, self._probe_target, unhealthy, probed)
+        stopped = functools.partial(self._probes_stopped, container)
+        self._tasks.extend(asyncio.create_task(w.run(stopped)) for w in workers)
 
     def _own_ip(self) -> bool:
         """Whether the pod gets an IP of its own: in its namespace, declaring a container port
@@ -419,23 +486,6 @@ class PodRunner:
     async def sync_volumes(self) -> None:
         await volumemanager.sync_volumes(self)
 
-    async def _readiness(self, container: Container, probe: dict[str, Any]) -> None:
-        http = probe.get("httpGet") or {}
-        port, path = probe_port(container.spec, http), str(http.get("path") or "/")
-        period = float(probe.get("periodSeconds") or 10)
-        failures_needed = int(probe.get("failureThreshold") or 3)
-        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
-        failures = 0
-        while not self.terminating and not container.stopped:
-            running = container.proc is not None and container.proc.returncode is None
-            code = await self._http_get(port, path, self.pod_ip) if running else 0
-            failures = 0 if 200 <= code < 400 else failures + 1
-            ready = failures == 0 or (container.probe_ready and failures < failures_needed)
-            if ready != container.probe_ready:
-                container.probe_ready = ready
-                await self.write_status()
-            await asyncio.sleep(min(period, 1.0) if not ready else period)
-
     async def _forward(self, host_port: int, container_port: int, protocol: str) -> None:
         assert self.net is not None
         await self.net.forward_host_port(self.node_ip, host_port, container_port, protocol)
@@ -450,7 +500,8 @@ class PodRunner:
                 )
 
     def process_env(self, container: Container) -> dict[str, str]:
-        """The environment a container's processes (and its exec hooks) get."""
+        """The environment a container's processes (and its exec hooks, exec probes and
+        `kubectl exec`s) get."""
         return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": os.environ.get("HOME", "/root"),
@@ -467,25 +518,17 @@ class PodRunner:
         if self.net is not None:
             argv = [*self.net.exec_prefix(), *argv]
         env = self.process_env(container)
-        out: Any = asyncio.subprocess.DEVNULL
-        log_dir = self.kubelet.config.log_dir
-        if log_dir:
-            Path(log_dir).mkdir(parents=True, exist_ok=True)
-            out = open(  # noqa: SIM115 - handed to the child, closed right after
-                Path(log_dir) / f"{self.namespace}_{self.name}_{container.name}.log", "ab"
-            )
-        try:
-            container.proc = await start_process(
-                argv,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=asyncio.subprocess.STDOUT,
-                cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
-            )
-        finally:
-            if out is not asyncio.subprocess.DEVNULL:
-                out.close()
+        container.proc = await start_process(
+            argv,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(REPO_ROOT) if REPO_ROOT.is_dir() else None,
+        )
+        self.log_dir.attach(container.name, container.restart_count, container.proc)
+        container.container_id = new_container_id()
+        self.events.started(container.spec)
         container.started_at = now_rfc3339()
         container.terminated = None
         self.kubelet.processes.add(container.proc.pid)
@@ -506,10 +549,10 @@ class PodRunner:
                 await self.write_status()
                 return
             if restart == "Always" or (restart == "OnFailure" and code != 0):
-                await self.write_status()
-                container.waiting = crash_loop(self, container, backoff)
                 container.last_terminated = finished
+                container.waiting = crash_loop_back_off(self.pod, container.name, backoff)
                 await self.write_status()
+                self.events.back_off(container.name)
                 if await pause(self, backoff):
                     return
                 backoff = min(backoff * 2, MAX_BACKOFF)
@@ -530,42 +573,35 @@ class PodRunner:
             await self.write_status()
             return
 
-    async def _probe(self, container: Container, probe: dict[str, Any]) -> None:
-        http = probe.get("httpGet") or {}
-        port = probe_port(container.spec, http)
-        path = str(http.get("path") or "/")
-        if self.net is None and port == 8080:
-            port = self._health_port
-        period = float(probe.get("periodSeconds") or 10)
-        threshold = int(probe.get("failureThreshold") or 3)
-        await asyncio.sleep(float(probe.get("initialDelaySeconds") or 0))
-        failures = 0
-        while not self.terminating and not container.stopped:
-            if container.proc is None or container.proc.returncode is not None:
-                failures = 0  # a kubelet probes running containers only
-                await asyncio.sleep(period)
-                continue
-            code = await self._http_get(port, path)
-            if 200 <= code < 400:
-                failures = 0
-            else:
-                failures += 1
-                if failures >= threshold and container.proc is not None:
-                    log.info("liveness probe failed; restarting", pod=self.name, c=container.name)
-                    await self._stop_container(container)
-                    failures = 0
-            await asyncio.sleep(period)
+    def exec_context(self, container: Container) -> tuple[list[str], dict[str, str]]:
+        """The argv prefix (the pod's namespaces) and environment of a command run in
+        `container` as its own processes are: exec probes and `kubectl exec`."""
+        proc = container.proc
+        target = main_pid(proc.pid, True) if container.pid_namespace and proc else None
+        return exec_prefix(self.net, container, target), self.process_env(container)
 
-    async def _http_get(self, port: int, path: str, host: str = "127.0.0.1") -> int:
-        if self.net is not None:
-            return await self.net.http_get(port, path)
-        from .netns import http_status
+    def _probes_stopped(self, container: Container) -> bool:
+        return self.terminating or container.stopped
 
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1)
-        except (OSError, TimeoutError):
-            return 0
-        return await http_status(reader, writer, path, 1.0)
+    def _probe_target(self) -> ProbeTarget:
+        # Without a namespace the SDK sidecar's health port 8080 is remapped, as its flags are.
+        remap = {8080: self._health_port} if hasattr(self, "_health_port") else {}
+        return PodTarget(self.net, self.pod_ip, remap, self.exec_context)
+
+    def _unhealthy(self, container: Container, _kind: str, message: str) -> None:
+        self.events.unhealthy(container.name, message)
+
+    async def _probed(self, container: Container, kind: str, ok: bool) -> None:
+        """A probe's result changed: readiness into the status; a failed liveness or startup
+        probe kills the container (restarted per restartPolicy)."""
+        if kind == "Readiness":
+            container.probe_ready = ok
+            await self.write_status()
+        elif not ok:
+            why = f"Container {container.name} failed {kind.lower()} probe, will be restarted"
+            self.events.killing(container.name, why)
+            log.info("probe failed; restarting", pod=self.name, c=container.name, probe=kind)
+            await self._stop_container(container)
 
     async def _stop_container(self, container: Container) -> None:
         """preStop, SIGTERM, then SIGKILL after terminationGracePeriodSeconds (as for a failed
@@ -600,6 +636,9 @@ class PodRunner:
         self.stopped.set()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(grace, 0.1)
+        for c in self.containers:
+            if c.proc is not None and c.proc.returncode is None:
+                self.events.killing(c.name)
         if self.start_task is not None:
             # A pod deleted while it starts: let the start finish (it launches nothing more once
             # `terminating` is set) so every process and namespace it made is released below;
@@ -632,3 +671,6 @@ class PodRunner:
         MOUNT_POINTS.release(self.uid)
         if self.files is not None:
             self.files.remove()
+        await self.log_dir.close()
+        if not self.kubelet.config.log_dir:
+            self.log_dir.remove()

@@ -10,7 +10,9 @@ the node with the fewest pods; ties go to the first node by name. None when no n
 
 `Scheduler` watches unbound pods (`spec.nodeName` empty) and binds each through `pods/binding`, or
 writes the `PodScheduled=False / Unschedulable` condition when no node fits (and retries when pods or
-nodes change).
+nodes change). As `default-scheduler` it records the Events kube-scheduler does: `Scheduled`
+("Successfully assigned <ns>/<pod> to <node>") and Warning `FailedScheduling` (the same message as
+the condition).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ...client.errors import ApiError
 from ...client.rest import RESTClient
 from ...client.versioned.resources import NODES, PODS
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ...record import EventBroadcaster, EventType
 from ..apiserver.discovery import KUBERNETES_VERSION
 from ..apiserver.meta import now_rfc3339
 from ..apiserver.quantities import allocatable_pods
@@ -235,8 +238,17 @@ class Scheduler:
         self.pods.informer().add_event_handler(handler)
         self.nodes.informer().add_event_handler(handler)
         self.binds = 0
+        self.events = EventBroadcaster(client)
+        self.recorder = self.events.new_recorder("default-scheduler", "")
 
     async def run(self) -> None:
+        events = asyncio.create_task(self.events.run())
+        try:
+            await self._run()
+        finally:
+            events.cancel()
+
+    async def _run(self) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -295,6 +307,9 @@ class Scheduler:
             await self.client.request("POST", PODS.path(namespace, name, "binding"), body=body)
             self.binds += 1
             bound = True
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": body["metadata"]}
+            message = f"Successfully assigned {namespace}/{name} to {node}"
+            self.recorder.event(pod, EventType.NORMAL, "Scheduled", message)
         except ApiError as err:
             if err.status_code not in (404, 409):
                 log.warning("binding failed", pod=f"{namespace}/{name}", error=str(err))
@@ -307,6 +322,8 @@ class Scheduler:
 
     async def _mark_unschedulable(self, pod: Obj, message: str) -> None:
         md = pod["metadata"]
+        ref = {"apiVersion": "v1", "kind": "Pod", "metadata": md}
+        self.recorder.event(ref, EventType.WARNING, "FailedScheduling", message)
         cond = {
             "type": "PodScheduled",
             "status": "False",

@@ -54,8 +54,8 @@ def test_pod_columns(status: dict, deleting: bool, ready: str, shown: str) -> No
         md["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     row = _row("pods", {"metadata": md, "spec": {"containers": [{}, {}]}, "status": status})
     assert (row["Name"], row["Ready"], row["Status"]) == ("p", ready, shown)
-    assert row["Restarts"] == sum(
-        s.get("restartCount", 0) for s in status.get("containerStatuses", [])
+    assert row["Restarts"] == str(
+        sum(s.get("restartCount", 0) for s in status.get("containerStatuses", []))
     )
 
 

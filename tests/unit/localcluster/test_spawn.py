@@ -18,6 +18,7 @@ import grpc
 import pytest
 
 from agones.featuregates import FeatureGates
+from agones.localcluster.nodes.logs import ReadOptions, read_log
 from agones.localcluster.nodes.netns import netns_supported
 from agones.localcluster.nodes.podrunner import KubeletConfig, PodRunner
 from agones.localcluster.nodes.spawn import parent_death_prefix, start_process
@@ -177,6 +178,6 @@ def test_many_pods_start_while_grpc_is_busy(
     codes = [r.containers[0].proc.returncode for r in result[0] if r.containers[0].proc]
     assert codes == [0] * count
     for i in range(count):
-        text = (tmp_path / f"default_p{i}_main.log").read_text()
-        assert text == "started\n", text
+        log = result[0][i].log_dir.file("main", 0).read_bytes()
+        assert read_log(log, ReadOptions()) == b"started\n", log
     assert len(_FORKS) == before
