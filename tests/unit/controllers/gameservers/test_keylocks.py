@@ -32,9 +32,8 @@ async def test_one_key_is_held_by_one_at_a_time_and_forgotten_after() -> None:
 
 async def test_other_keys_do_not_wait() -> None:
     locks = KeyLocks()
-    async with locks.hold("a"):
-        async with locks.hold("b"):
-            assert len(locks) == 2
+    async with locks.hold("a"), locks.hold("b"):
+        assert len(locks) == 2
     assert len(locks) == 0
 
 
