@@ -22,7 +22,7 @@ from .meta import now_rfc3339
 from .registry import Registry
 from .resources import ResourceInfo
 from .services import ServiceUnresolvable, resolve_service
-from .workqueue import WorkQueue
+from .workqueue import EmbeddedQueue
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -44,7 +44,7 @@ class Aggregator:
         self._session: aiohttp.ClientSession | None = None
         self._contexts: dict[tuple[bool, str], ssl.SSLContext] = {}
         # Unavailable APIServices are probed again with back-off until their backend answers.
-        self.work: WorkQueue[str] = WorkQueue("apiservice-availability", self._probe)
+        self.work = EmbeddedQueue("apiservice-availability", self._probe)
         registry.listeners.append(self.observe)
 
     def _services(self) -> dict[tuple[str, str], Obj]:
@@ -72,7 +72,8 @@ class Aggregator:
             await self._session.close()
             self._session = None
 
-    async def _probe(self, name: str) -> bool | None:
+    async def _probe(self, item: tuple[str, ...]) -> bool | None:
+        (name,) = item
         entry = self.registry.store.get(KEY, "", name)
         if entry is None:
             return None

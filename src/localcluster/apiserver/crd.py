@@ -28,7 +28,7 @@ from .meta import now_rfc3339
 from .registry import Registry
 from .requests import is_dry_run, json_response, read_body
 from .resources import COMMON_FIELDS, ResourceInfo
-from .workqueue import WorkQueue
+from .workqueue import EmbeddedQueue
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -321,7 +321,7 @@ class CRDController:
         self.preferred: dict[str, str] = {}
         self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural)
         self._terminating: set[str] = set()
-        self.work: WorkQueue[str] = WorkQueue("crd-controller", self._sync)
+        self.work = EmbeddedQueue("crd-controller", self._sync)
         registry.listeners.append(self.observe)
         registry.custom_prepare = self.prepare_custom
         registry.custom_default = self.default_custom
@@ -393,7 +393,8 @@ class CRDController:
     async def stop(self) -> None:
         await self.work.stop()
 
-    async def _sync(self, name: str) -> bool | None:
+    async def _sync(self, item: tuple[str, ...]) -> bool | None:
+        (name,) = item
         crd_info = self.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         assert crd_info is not None
         entry = self.registry.store.get(crd_info.key, "", name)

@@ -24,7 +24,7 @@ from . import errors
 from .deletion import DeleteOptions
 from .registry import Registry
 from .resources import ResourceInfo
-from .workqueue import WorkQueue
+from .workqueue import EmbeddedQueue
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -32,10 +32,10 @@ Key = tuple[str, str, str]  # (resource key, namespace, name)
 
 
 class _Controller:
-    """A controller fed by registry listeners through a work queue."""
+    """A controller fed by registry listeners through the framework's work queue."""
 
     def __init__(self, name: str) -> None:
-        self.work: WorkQueue[tuple[Any, ...]] = WorkQueue(name, self.process)
+        self.work = EmbeddedQueue(name, self.process)
 
     def start(self) -> None:
         self.work.start()
@@ -43,7 +43,7 @@ class _Controller:
     async def stop(self) -> None:
         await self.work.stop()
 
-    async def process(self, item: tuple[Any, ...]) -> bool | None:
+    async def process(self, item: tuple[str, ...]) -> bool | None:
         raise NotImplementedError
 
 
@@ -75,19 +75,19 @@ class GarbageCollector(_Controller):
         if new is None:
             self.by_uid.pop(md.get("uid", ""), None)
             if md.get("uid") in self.dependents:
-                self.work.add(("owner-gone", md["uid"]))
+                self.work.add("owner-gone", md["uid"])
             for uid in old_refs:
                 if uid in self.by_uid:
-                    self.work.add(("owner", uid))
+                    self.work.add("owner", uid)
             return
         self.by_uid[md["uid"]] = key
         finalizers = md.get("finalizers") or []
         if md.get("deletionTimestamp") and (
             "foregroundDeletion" in finalizers or "orphan" in finalizers
         ):
-            self.work.add(("owner", md["uid"]))
+            self.work.add("owner", md["uid"])
         if old is None and new_refs:
-            self.work.add(("dangling", key))
+            self.work.add("dangling", *key)
 
     def _entry(self, key: Key) -> tuple[ResourceInfo, Any] | None:
         info = self.registry.by_key(key[0])
@@ -138,7 +138,7 @@ class GarbageCollector(_Controller):
 
         self.registry.force_update(info, entry, drop)
 
-    async def process(self, item: tuple[Any, ...]) -> bool | None:
+    async def process(self, item: tuple[str, ...]) -> bool | None:
         what = item[0]
         if what == "owner-gone":
             uid = item[1]
@@ -175,7 +175,7 @@ class GarbageCollector(_Controller):
                 else:
                     self._remove_finalizer(info, owner_key, "foregroundDeletion")
         elif what == "dangling":
-            key = item[1]
+            key = (item[1], item[2], item[3])
             found = self._entry(key)
             if found is None:
                 return None
@@ -214,20 +214,20 @@ class NamespaceController(_Controller):
     def observe(self, info: ResourceInfo, old: Obj | None, new: Obj | None) -> None:
         if info.kind == "Namespace" and not info.group:
             if new is not None and old is None:
-                self.work.add(("created", new["metadata"]["name"]))
+                self.work.add("created", new["metadata"]["name"])
             if new is not None and new["metadata"].get("deletionTimestamp"):
-                self.work.add(("terminating", new["metadata"]["name"]))
+                self.work.add("terminating", new["metadata"]["name"])
             return
         if new is None and info.namespaced and old is not None:
             ns = old["metadata"].get("namespace", "")
             entry = self.registry.store.get("/namespaces", "", ns)
             if entry is not None and entry.obj["metadata"].get("deletionTimestamp"):
-                self.work.add(("terminating", ns))
+                self.work.add("terminating", ns)
             elif entry is not None and _is_default_service_account(info, old):
                 # As the serviceaccounts controller does: every active namespace has one.
-                self.work.add(("created", ns))
+                self.work.add("created", ns)
 
-    async def process(self, item: tuple[Any, ...]) -> bool | None:
+    async def process(self, item: tuple[str, ...]) -> bool | None:
         what, ns = item
         if what == "created":
             sa = self.registry.lookup("", "v1", "serviceaccounts")
