@@ -105,6 +105,7 @@ class Controller:
         self.gates = gates
         self.clock = clock or RealClock()
         self.log = (logger or structlog.get_logger()).bind(controller="gameserver")
+        self.events = events
         self.recorder = events.new_recorder("gameserver-controller")
         gs_informer = informers.game_servers(factory)
         pod_informer = informers.game_server_pods(factory)
@@ -175,6 +176,7 @@ class Controller:
         gs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if isinstance(gs, GameServer):
             self.game_server_cache.forget(f"{gs.meta.get_namespace()}/{gs.meta.get_name()}")
+            self.events.forget(gs)  # its uid never comes back: the correlator's entries are dead
 
     def _owner_key(self, pod: Any) -> ExplicitKey | None:
         owner = controller_of(pod)

@@ -346,3 +346,20 @@ async def test_two_queues_syncing_one_game_server_write_its_transition_once() ->
         assert h.api.conflicts == 0
         assert h.api.writes[("update", "gameservers")] - before == 1
         assert len(h.controller.syncing) == 0
+
+
+async def test_a_deleted_game_server_leaves_nothing_in_the_event_correlator() -> None:
+    async with running() as h:
+        await h.create(game_server("gs1"))
+        await h.wait_state("gs1", "Starting")
+        await h.schedule("gs1")
+        await h.wait_state("gs1", "Scheduled")
+        await h.set_state("gs1", "RequestReady")
+        await h.wait_state("gs1", "Ready")
+        await h.events.flush()
+        assert h.events.cached() > 0
+        await h.set_state("gs1", "Shutdown")
+        await h.wait_gone("gameservers", "gs1")
+        await h.events.flush()
+        await h.api.wait_for(lambda: h.events.cached() == 0)
+        assert h.events._keys_of == {}
