@@ -2,7 +2,9 @@
 
 Local (default): the whole stack as `agones local up` runs it (`LocalStack`, simulated game
 servers: the real `SDKServer` in-process per pod, Ready at once), the controller as its own process
-(`agones controller`: GameServer, GameServerSet and Fleet controllers). Per round the bench scales
+(`agones controller`: GameServer, GameServerSet and Fleet controllers), the scheduler, kubelets
+and simulated sidecars as another (`--no-nodes-process`: in the bench's process beside the API
+server, as before). Per round the bench scales
 the Fleet through its scale subresource (as `kubectl scale` does) and reports:
 
 * GameServers per second from the scale to the last Ready, overall and per decile (the rate at
@@ -239,7 +241,13 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     pid = args.controller_pid or None
     if not kubeconfig:
         stack = LocalStack(
-            StackOptions(nodes=args.nodes, simulate_all=True, min_port=7000, max_port=8999)
+            StackOptions(
+                nodes=args.nodes,
+                simulate_all=True,
+                min_port=7000,
+                max_port=8999,
+                nodes_process=args.nodes_process,
+            )
         )
         await stack.start()
         kubeconfig = stack.kubeconfig
@@ -308,6 +316,12 @@ def main() -> None:
         "--simulate",
         action="store_true",
         help="with --kubeconfig: mark pods simulated (agones-py's local cluster; others ignore it)",
+    )
+    parser.add_argument(
+        "--nodes-process",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="local: scheduler, kubelets and simulated sidecars in a child process (default)",
     )
     parser.add_argument("--controller-metrics", default="", help="the controller's /metrics URL")
     parser.add_argument("--controller-pid", type=int, default=0, help="its pid, for RSS")

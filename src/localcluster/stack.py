@@ -11,8 +11,10 @@ own informers, registered through the APIService `v1.allocation.agones.dev`, so
 one Service, each with its own allocator and share of the candidates; with `extensions_process`
 each is an `agones extensions` child process instead, given the same certificate), the default
 StorageClass, the cluster DNS server (`clusterdns`, relayed into every pod's network namespace at
-`POD_DNS_ADDRESS:53`), the simulated nodes with their scheduler and kubelets, the deployment,
-replicaset, statefulset, endpoints and volume controllers and the pod mesh, the
+`POD_DNS_ADDRESS:53`), the simulated nodes with their scheduler and kubelets (in this process, or
+with `nodes_process` as a child process, `nodes.process`, so the API server keeps this event loop
+to itself), the deployment, replicaset, statefulset, endpoints and volume controllers and the pod
+mesh, the
 controller as a child process (`agones controller`, so it can be killed and restarted:
 `stop_controller(kill=True)` / `start_controller()`), and the allocator service as another
 (`agones allocator` on 127.0.0.1:`allocator_port`, mutual TLS with certificates generated into
@@ -76,6 +78,7 @@ from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
 from .nodes.podmesh import PodMesh
 from .nodes.podrunner import KubeletConfig
+from .nodes.process import NodesConfig
 from .nodes.scheduler import Scheduler, node_object
 from .nodes.serviceproxy import ServiceProxy
 from .nodes.spawn import start_process
@@ -154,6 +157,10 @@ class StackOptions:
     allocator); False: a bare cluster (API server, nodes, scheduler, kubelets, deployment,
     replicaset, statefulset, endpoints and volume controllers, cluster DNS, service proxy) for
     `helm install` to fill."""
+    nodes_process: bool = False
+    """Run the scheduler and kubelets (with the simulated sidecars) as a child process
+    (`nodes.process`), off the API server's event loop; False: in this process (`kubelet` and
+    `scheduler` are then reachable, as tests of the kubelet need)."""
     allocator_certs_dir: str | None = None
     """Where its generated certificates go (`tls/`, `client-ca/`, `client/`; None: a temporary
     directory)."""
@@ -266,6 +273,9 @@ class LocalStack:
         self.factory: SharedInformerFactory | None = None
         self.kubelet: Kubelet | None = None
         self.scheduler: Scheduler | None = None
+        self.nodes_proc: asyncio.subprocess.Process | None = None
+        """The nodes process (`nodes_process`); `kubelet` and `scheduler` are then None."""
+        self._nodes_dir: tempfile.TemporaryDirectory[str] | None = None
         self.replica_sets: ReplicaSetController | None = None
         self.deployments: DeploymentController | None = None
         self.endpoints: EndpointsController | None = None
@@ -321,33 +331,10 @@ class LocalStack:
         self.factory = SharedInformerFactory(self.client)
         self.dns = ClusterDNS(self.factory)
         await self.dns.start("127.0.0.1", self.options.dns_port)
-        self.scheduler = Scheduler(self._clients[0], self.factory)
-        self.kubelet = Kubelet(
-            self.client,
-            self.factory,
-            KubeletConfig(
-                kubeconfig=self.api.kubeconfig,
-                api_port=self.api.port,
-                node_addresses=self.addresses,
-                gates=self.gates,
-                use_netns=self.options.use_netns,
-                use_mountns=self.options.use_mountns,
-                log_dir=self.options.log_dir,
-                simulate_all=self.options.simulate_all,
-                images=self.options.images,
-                kubelet_client_token=self.api.kubelets.token,
-                in_cluster=InCluster(
-                    "127.0.0.1",
-                    self.api.in_cluster_port,
-                    self.api.in_cluster_ca_pem or b"",
-                    self.api.options.token or IN_CLUSTER_TOKEN,
-                ),
-                dns_server=POD_DNS_ADDRESS,
-                dns_target=(self.dns.host, self.dns.port),
-            ),
-            sdk_client=self._clients[1],
-        )
-        await self.kubelet.serve()
+        if self.options.nodes_process:
+            await self._start_nodes_process()
+        else:
+            await self._start_nodes_in_process()
         self.replica_sets = ReplicaSetController(self._clients[2], self.factory)
         self.deployments = DeploymentController(self._clients[2], self.factory)
         self.endpoints = EndpointsController(self._clients[2], self.factory)
@@ -357,23 +344,26 @@ class LocalStack:
             self.factory,
             self._events.new_recorder("statefulset-controller"),
         )
-        self.mesh = PodMesh(self.kubelet.runners, self.factory)
+        if self.kubelet is not None:  # with `nodes_process` the nodes process runs the mesh
+            self.mesh = PodMesh(self.kubelet.runners, self.factory)
         self.volumes = LocalVolumeProvisioner(
             self._clients[2],
             self.factory,
-            pod_state_dir(self.kubelet.config.state_dir) / "persistentvolumes",
+            pod_state_dir(self._kubelet_config().state_dir) / "persistentvolumes",
         )
         self.service_proxy = ServiceProxy(self._clients[2], self.factory)
         self.factory.start()
         # Without Agones' CRDs (a bare cluster) the GameServer informer syncs once they exist.
         await self.factory.wait_for_cache_sync(30 if self.options.agones else 3)
-        self._tasks.append(asyncio.create_task(self.scheduler.run()))
+        if self.scheduler is not None:
+            self._tasks.append(asyncio.create_task(self.scheduler.run()))
         self._tasks.append(asyncio.create_task(self.replica_sets.run()))
         self._tasks.append(asyncio.create_task(self.deployments.run()))
         self._tasks.append(asyncio.create_task(self.endpoints.run()))
         self._tasks.append(asyncio.create_task(self.stateful_sets.run()))
         self._tasks.append(asyncio.create_task(self.volumes.run()))
-        self._tasks.append(asyncio.create_task(self.mesh.run()))
+        if self.mesh is not None:
+            self._tasks.append(asyncio.create_task(self.mesh.run()))
         self._tasks.append(asyncio.create_task(self._events.run()))
         self._tasks.append(asyncio.create_task(self.service_proxy.run()))
         if not self.options.agones:
@@ -383,6 +373,91 @@ class LocalStack:
             await self.start_controller()
         if self.options.allocator_service:
             await self.start_allocator_service()
+
+    def _kubelet_config(self) -> KubeletConfig:
+        return KubeletConfig(
+            kubeconfig=self.api.kubeconfig,
+            api_port=self.api.port,
+            node_addresses=self.addresses,
+            gates=self.gates,
+            use_netns=self.options.use_netns,
+            use_mountns=self.options.use_mountns,
+            log_dir=self.options.log_dir,
+            simulate_all=self.options.simulate_all,
+            images=self.options.images,
+            kubelet_client_token=self.api.kubelets.token,
+            in_cluster=InCluster(
+                "127.0.0.1",
+                self.api.in_cluster_port,
+                self.api.in_cluster_ca_pem or b"",
+                self.api.options.token or IN_CLUSTER_TOKEN,
+            ),
+            dns_server=POD_DNS_ADDRESS if self.dns is not None else None,
+            dns_target=(self.dns.host, self.dns.port) if self.dns is not None else None,
+        )
+
+    async def _start_nodes_in_process(self) -> None:
+        """The scheduler and kubelets on this loop, on the stack's informer factory."""
+        assert self.factory is not None and self.client is not None
+        self.scheduler = Scheduler(self._clients[0], self.factory)
+        self.kubelet = Kubelet(
+            self.client, self.factory, self._kubelet_config(), sdk_client=self._clients[1]
+        )
+        await self.kubelet.serve()
+
+    async def _start_nodes_process(self, timeout: float = 60.0) -> None:
+        """The scheduler and kubelets as a child process (`nodes.process`); returns once its
+        caches synced."""
+        self._nodes_dir = tempfile.TemporaryDirectory(prefix="agones-nodes-")
+        root = Path(self._nodes_dir.name)
+        kubelet = self._kubelet_config()
+        assert kubelet.in_cluster is not None
+        config = NodesConfig(
+            kubeconfig=kubelet.kubeconfig,
+            api_port=kubelet.api_port,
+            ready_file=str(root / "ready"),
+            node_addresses=dict(self.addresses),
+            gates=self.options.gates,
+            use_netns=self.options.use_netns,
+            use_mountns=self.options.use_mountns,
+            log_dir=self.options.log_dir,
+            simulate_all=self.options.simulate_all,
+            images=[[i.image, *i.command] for i in kubelet.images],
+            kubelet_client_token=kubelet.kubelet_client_token,
+            dns_server=kubelet.dns_server,
+            dns_target=list(kubelet.dns_target) if kubelet.dns_target else None,
+            in_cluster_host=kubelet.in_cluster.host,
+            in_cluster_port=kubelet.in_cluster.port,
+            in_cluster_ca_pem=kubelet.in_cluster.ca_pem.decode(),
+            in_cluster_token=kubelet.in_cluster.token,
+            sync_timeout=30 if self.options.agones else 3,
+        )
+        (root / "config.json").write_text(config.to_json())
+        argv = [
+            sys.executable,
+            "-m",
+            "agones.localcluster.nodes.process",
+            str(root / "config.json"),
+        ]
+        self.nodes_proc = await self._spawn(argv, "nodes.log")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not (root / "ready").exists():
+            if self.nodes_proc.returncode is not None:
+                raise RuntimeError(f"the nodes process exited ({self.nodes_proc.returncode})")
+            if loop.time() > deadline:
+                raise RuntimeError("the nodes process did not become ready")
+            await asyncio.sleep(0.05)
+
+    async def _stop_nodes(self) -> None:
+        """Stop the kubelets' pods (in-process) or the nodes process (it stops its pods)."""
+        if self.kubelet is not None:
+            await self.kubelet.stop()
+        proc, self.nodes_proc = self.nodes_proc, None
+        await _terminate(proc, False, 30.0)
+        if self._nodes_dir is not None:
+            self._nodes_dir.cleanup()
+            self._nodes_dir = None
 
     async def _ensure(self, res: Resource, body: dict[str, Any], ns: str | None = None) -> None:
         assert self.client is not None
@@ -582,8 +657,7 @@ class LocalStack:
 
         await step(self.stop_allocator_service())
         await step(self.stop_controller())
-        if self.kubelet is not None:
-            await step(self.kubelet.stop())
+        await step(self._stop_nodes())
         for allocator in self.allocators:
             await step(allocator.stop())
         for task in self._tasks:

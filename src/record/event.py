@@ -17,7 +17,9 @@ order; events about different objects do not wait for each other. Like client-go
 * a write that cannot reach the server is tried up to 12 times, 10 s apart (the first wait random
   in [0, 10 s)); one the server rejects is dropped with a log line, as client-go's `recordToSink`.
 Event names are `<object name>.<hex nanoseconds>`, in the object's namespace ("default" for
-cluster-scoped objects).
+cluster-scoped objects). The caches (4,096 entries each, as client-go's) are keyed by the object's
+uid among the rest, so `forget(obj)` — called by a controller when the object is deleted — drops
+what they hold about it, instead of keeping every deleted GameServer until others push it out.
 """
 
 from __future__ import annotations
@@ -126,6 +128,8 @@ class EventBroadcaster:
         self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
         self._similar: OrderedDict[tuple[str, ...], tuple[float, set[str]]] = OrderedDict()
         self._spam: OrderedDict[tuple[str, ...], Limiter] = OrderedDict()
+        # object uid -> the keys it has in the three caches above (see `forget`)
+        self._keys_of: dict[str, set[tuple[int, tuple[str, ...]]]] = {}
         self.log = structlog.get_logger().bind(component="events")
         self.dropped = 0
         self.written = 0
@@ -173,14 +177,31 @@ class EventBroadcaster:
         """Wait until every buffered event has been written (or failed)."""
         await self._queue.join()
 
-    @staticmethod
     def _lru_put(
-        cache: OrderedDict[tuple[str, ...], Any], key: tuple[str, ...], value: Any
+        self, cache: OrderedDict[tuple[str, ...], Any], key: tuple[str, ...], value: Any
     ) -> None:
         cache[key] = value
         cache.move_to_end(key)
+        self._keys_of.setdefault(key[_UID], set()).add((id(cache), key))
         while len(cache) > LRU_CACHE_SIZE:
-            cache.popitem(last=False)
+            old, _ = cache.popitem(last=False)
+            keys = self._keys_of.get(old[_UID])
+            if keys is not None:
+                keys.discard((id(cache), old))
+                if not keys:
+                    del self._keys_of[old[_UID]]
+
+    def forget(self, obj: Any) -> None:
+        """Drop what the correlator keeps about `obj` (its uid is in every key, so nothing of a
+        deleted object can match again): without this, every GameServer ever seen stayed in the
+        caches until 4,096 others pushed it out, and the controller grew round after round."""
+        caches = {id(c): c for c in (self._seen, self._similar, self._spam)}
+        for cache_id, key in self._keys_of.pop(get_uid(obj), ()):
+            caches[cache_id].pop(key, None)
+
+    def cached(self) -> int:
+        """Entries in the correlator's caches (for tests and benchmarks)."""
+        return len(self._seen) + len(self._similar) + len(self._spam)
 
     async def _record(self, p: _Pending) -> None:
         involved = p.involved
@@ -240,6 +261,7 @@ class EventBroadcaster:
                 return
             except NotFoundError:
                 self._seen.pop(key, None)
+                self._keys_of.get(key[_UID], set()).discard((id(self._seen), key))
         namespace = involved["namespace"] or "default"
         name = f"{involved['name']}.{int(p.at * 1e9):x}"
         body = {
@@ -285,6 +307,11 @@ def involved_object(obj: Any) -> dict[str, str]:
         "apiVersion": get_api_version(obj),
         "resourceVersion": get_resource_version(obj),
     }
+
+
+_UID = 5
+"""Where the object's uid sits in every correlator key (after component, host, kind, namespace,
+name)."""
 
 
 def _source_key(p: _Pending) -> tuple[str, ...]:

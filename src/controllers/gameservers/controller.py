@@ -6,7 +6,8 @@ GameServer → Shutdown. A step acts only in its own state; when it writes, the 
 goes to the next step, so one sync can carry a GameServer through several states.
 
 Keys come from three WorkerQueues: PortAllocation/Creating go to the creation queue, Shutdown to the
-deletion queue, everything else to the main queue. GameServer updates are enqueued only when the
+deletion queue, everything else to the main queue; one GameServer is synced by one of them at a
+time (`keylocks`), so a transition is never written twice from the same cached object. GameServer updates are enqueued only when the
 state changes or a deletion timestamp is set; a pod's scheduling (node name, then pod IPs) or
 deletion re-enqueues its GameServer.
 
@@ -69,6 +70,7 @@ from .gameservers import (
     pod_node_name,
 )
 from .health import HealthController
+from .keylocks import KeyLocks
 from .migration import MigrationController
 from .missing import MissingPodController
 from .pod import PodError, SidecarConfig, game_server_pod
@@ -103,6 +105,7 @@ class Controller:
         self.gates = gates
         self.clock = clock or RealClock()
         self.log = (logger or structlog.get_logger()).bind(controller="gameserver")
+        self.events = events
         self.recorder = events.new_recorder("gameserver-controller")
         gs_informer = informers.game_servers(factory)
         pod_informer = informers.game_server_pods(factory)
@@ -112,6 +115,8 @@ class Controller:
         self.node_lister = node_informer.lister()
 
         self.game_server_cache = gs_informer.informer().mutation_cache()
+        self.syncing = KeyLocks()
+        """One sync per GameServer at a time across the three queues (see `keylocks`)."""
 
         def queue(name: str) -> WorkerQueue:
             return WorkerQueue(
@@ -171,6 +176,7 @@ class Controller:
         gs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if isinstance(gs, GameServer):
             self.game_server_cache.forget(f"{gs.meta.get_namespace()}/{gs.meta.get_name()}")
+            self.events.forget(gs)  # its uid never comes back: the correlator's entries are dead
 
     def _owner_key(self, pod: Pod) -> ExplicitKey | None:
         owner = controller_of(pod.metadata)
@@ -251,6 +257,10 @@ class Controller:
         except ValueError:
             self.log.error("invalid resource key", gameserver=key)
             return
+        async with self.syncing.hold(key):
+            await self._sync_game_server(key)
+
+    async def _sync_game_server(self, key: str) -> None:
         gs: GameServer | None = self.game_server_cache.get_by_key(key)
         if gs is None:
             self.log.debug("GameServer is no longer available for syncing", gameserver=key)

@@ -261,3 +261,38 @@ def test_a_pending_event_keeps_a_reference_not_the_object() -> None:
         "apiVersion": "agones.dev/v1",
         "resourceVersion": "7",
     }
+
+
+async def test_forgetting_a_deleted_object_drops_its_correlator_entries(rec: Any) -> None:
+    """Every key holds the object's uid, so a deleted object's entries can never match again:
+    kept, they filled the caches with every GameServer ever seen (4,096 per cache)."""
+    recorder, broadcaster, client, _ = rec
+    other = {**GS, "metadata": {**GS["metadata"], "name": "gs-2", "uid": "u-2"}}
+    recorder.event(GS, "Normal", "Creating", "Pod gs-1 created")
+    recorder.event(GS, "Normal", "Ready", "SDK.Ready() complete")
+    recorder.event(other, "Normal", "Ready", "SDK.Ready() complete")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert broadcaster.cached() == 2 + 2 + 1 + 1 + 1 + 1  # seen, similar, spam: gs-1 then gs-2
+    broadcaster.forget(GS)
+    assert broadcaster.cached() == 3
+    assert set(broadcaster._keys_of) == {"u-2"}
+    broadcaster.forget(other)
+    assert broadcaster.cached() == 0
+    assert broadcaster._keys_of == {}
+    # a repeat after forgetting is a new Event, not a patch of the forgotten one
+    recorder.event(other, "Normal", "Ready", "SDK.Ready() complete")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert len(client.created) == 4 and client.patches == []
+
+
+async def test_evicted_entries_leave_the_index(rec: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agones.record.event as event_module
+
+    monkeypatch.setattr(event_module, "LRU_CACHE_SIZE", 2)
+    recorder, broadcaster, _, _ = rec
+    for i in range(5):
+        obj = {**GS, "metadata": {**GS["metadata"], "name": f"gs-{i}", "uid": f"u-{i}"}}
+        recorder.event(obj, "Normal", "Ready", "SDK.Ready() complete")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    assert broadcaster.cached() == 6
+    assert set(broadcaster._keys_of) == {"u-3", "u-4"}

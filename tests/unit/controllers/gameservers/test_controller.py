@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgspec
@@ -319,3 +320,46 @@ async def test_the_write_that_finishes_a_deletion_is_not_remembered() -> None:
         done.meta.finalizers = []
         await h.controller._update(done)
         assert len(h.controller.game_server_cache) == 0
+
+
+async def test_two_queues_syncing_one_game_server_write_its_transition_once() -> None:
+    """A creation-queue sync still on a GameServer and a main-queue sync of it (its pod got
+    scheduled) run at once: the second waits for the first and finds Scheduled already written,
+    instead of writing Scheduled again from the same cached object (a 409)."""
+    async with running() as h:
+        await h.create(game_server("gs1"))
+        await h.wait_state("gs1", "Starting")
+        await h.controller.shut_down_with_drain()  # only the syncs below act from here on
+        await h.schedule("gs1")
+        await h.api.wait_for(lambda: h.controller.pod_lister.list()[0].get("status"))
+        before = h.api.writes[("update", "gameservers")]
+        update = h.api.update
+
+        async def over_the_network(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(0.01)  # a real write suspends the sync: another may run
+            return await update(*args, **kwargs)
+
+        h.api.update = over_the_network  # type: ignore[method-assign]
+        sync = h.controller.sync_game_server
+        await asyncio.gather(sync("default/gs1"), sync("default/gs1"), sync("default/gs1"))
+        await h.wait_state("gs1", "Scheduled")
+        assert h.api.conflicts == 0
+        assert h.api.writes[("update", "gameservers")] - before == 1
+        assert len(h.controller.syncing) == 0
+
+
+async def test_a_deleted_game_server_leaves_nothing_in_the_event_correlator() -> None:
+    async with running() as h:
+        await h.create(game_server("gs1"))
+        await h.wait_state("gs1", "Starting")
+        await h.schedule("gs1")
+        await h.wait_state("gs1", "Scheduled")
+        await h.set_state("gs1", "RequestReady")
+        await h.wait_state("gs1", "Ready")
+        await h.events.flush()
+        assert h.events.cached() > 0
+        await h.set_state("gs1", "Shutdown")
+        await h.wait_gone("gameservers", "gs1")
+        await h.events.flush()
+        await h.api.wait_for(lambda: h.events.cached() == 0)
+        assert h.events._keys_of == {}

@@ -194,3 +194,30 @@ async def test_metrics_count_states() -> None:
         assert registry.get_sample_value("agones_gameservers_count", starting) == 0
         assert registry.get_sample_value("agones_gameserver_state_duration_count", starting) == 1
         assert metrics.count is not None
+
+
+async def test_a_healthy_lifecycle_queues_nothing_for_migration_or_missing_pod() -> None:
+    """Both queues share a 10/s rate limiter: fed every pod and GameServer event of 1000
+    GameServers, they held thousands of names waiting for minutes, more each round. Only a pod
+    that migrated or went missing is queued (as in Agones)."""
+    async with running() as h:
+        queued: list[tuple[str, Any]] = []
+        for name, controller in (
+            ("migration", h.controller.migration_controller),
+            ("missing", h.controller.missing_pod_controller),
+        ):
+            enqueue = controller.workerqueue.enqueue
+
+            def counting(obj: Any, name: str = name, enqueue: Any = enqueue) -> None:
+                queued.append((name, obj))
+                enqueue(obj)
+
+            controller.workerqueue.enqueue = counting  # type: ignore[method-assign]
+        await ready(h, "gs1")
+        await h.api.mutate("pods", "gs1", set_pod_status(message="nudge"))
+        await h.set_state("gs1", "Allocated")
+        await h.wait_state("gs1", "Allocated")
+        assert queued == []
+        await h.api.delete(PODS, "gs1", "default")
+        await h.wait_state("gs1", "Unhealthy")
+        assert {name for name, _ in queued} <= {"missing"}
