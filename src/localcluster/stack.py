@@ -52,7 +52,7 @@ from ..allocator.certs import AllocatorCertDirs, write_allocator_certs
 from ..client.config import load_config
 from ..client.errors import ApiError
 from ..client.rest import Resource, RESTClient
-from ..client.versioned.resources import NODES
+from ..client.versioned.resources import NODES, STORAGE_CLASSES
 from ..controllers.gameserverallocations import Allocator, AllocatorSettings, Partition
 from ..controllers.gameserverallocations.controller import Extensions
 from ..controllers.gameserverallocations.multicluster import MultiClusterAllocator
@@ -71,7 +71,7 @@ from .controllers.deployment import DeploymentController
 from .controllers.endpoints import EndpointsController
 from .controllers.replicaset import ReplicaSetController
 from .controllers.statefulset import StatefulSetController
-from .controllers.volumes import STORAGE_CLASSES, LocalVolumeProvisioner, default_storage_class
+from .controllers.volumes import LocalVolumeProvisioner, default_storage_class
 from .extensions_children import ExtensionsChildren, wait_ready
 from .nodes.imagemap import ImageProgram
 from .nodes.kubelet import Kubelet
