@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from agones.localcluster.nodes.logs import ReadOptions, read_log
 from tests.e2e.framework import Framework
 
 
@@ -35,15 +36,21 @@ def create(framework: Framework, obj: dict[str, Any]) -> str:
 
 
 def log_of(framework: Framework, name: str, container: str) -> str:
-    """What the container printed so far (local stack: the kubelet's log file)."""
+    """What the container printed so far, every run of it in order (local stack: the kubelet's
+    CRI log files, `<log_dir>/pods/<ns>_<pod>_<uid>/<container>/<restart>.log`)."""
     assert framework.stack is not None and framework.stack.stack.options.log_dir
-    path = Path(framework.stack.stack.options.log_dir) / (
-        f"{framework.namespace}_{name}_{container}.log"
+    root = Path(framework.stack.stack.options.log_dir) / "pods"
+    runs = sorted(
+        root.glob(f"{framework.namespace}_{name}_*/{container}/*.log"),
+        key=lambda p: int(p.stem) if p.stem.isdigit() else -1,
     )
-    try:
-        return path.read_text(errors="replace")
-    except FileNotFoundError:
-        return ""
+    out = b""
+    for run in runs:
+        try:
+            out += read_log(run.read_bytes(), ReadOptions())
+        except FileNotFoundError:
+            continue
+    return out.decode(errors="replace")
 
 
 def wait_log(
