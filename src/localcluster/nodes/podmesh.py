@@ -6,8 +6,10 @@ another pod's address (`127.254.x.y`, relayed on the host by its kubelet) or a S
 (served on the host by `serviceproxy`) would loop back into the pod itself. `PodMesh` therefore
 listens, inside each running pod's namespace, on every other pod's `podIP:containerPort` and every
 Service's `clusterIP:port` (TCP), relaying each connection to the same address on the host, where
-the real listener is. `desired_relays(pods, services)` is the pure part; a pod gets no relay on a
-port it declares itself (its own server binds it on all addresses) nor on its own address.
+the real listener is. `desired_relays(pods, services)` is the pure part; a pod gets no relay on its
+own address nor on a port it serves itself (`served_ports`: its declared ports, the ports its
+probes check, and the Agones SDK sidecar's gRPC and HTTP ports, which the sidecar binds on all
+addresses without declaring them): a relay there would take the port its own server binds.
 Relays come and go with pods and Services (one reconcile pass per burst of events). UDP between
 pods is not relayed (a pod reaches UDP game servers through their node's address and host port).
 """
@@ -23,6 +25,7 @@ import structlog
 
 from ...client.versioned.resources import PODS, SERVICES
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from .containers import SIDECAR_NAME
 from .podrunner import POD_CIDR, PodRunner
 
 log = structlog.get_logger("agones.localcluster.nodes.podmesh")
@@ -39,6 +42,41 @@ def _tcp_ports(pod: Obj) -> set[int]:
         for p in c.get("ports") or []
         if p.get("containerPort") and (p.get("protocol") or "TCP") == "TCP"
     }
+
+
+SDK_PORT_FLAGS = ("--grpc-port=", "--http-port=")
+SDK_PORT_DEFAULTS = (9357, 9358)
+"""The SDK sidecar's gRPC and HTTP ports: from its flags, else Agones' defaults."""
+
+
+def _int_port(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def served_ports(pod: Obj) -> set[int]:
+    """The TCP ports the pod's own processes listen on, as far as its spec tells."""
+    spec = pod.get("spec") or {}
+    every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    out = _tcp_ports(pod)
+    for c in every:
+        for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
+            probe = c.get(kind) or {}
+            for action in ("httpGet", "tcpSocket"):
+                port = _int_port((probe.get(action) or {}).get("port"))
+                if port is not None:
+                    out.add(port)
+        if c.get("name") == SIDECAR_NAME:
+            args = [str(a) for a in c.get("args") or []]
+            for flag, default in zip(SDK_PORT_FLAGS, SDK_PORT_DEFAULTS, strict=True):
+                given = [a.removeprefix(flag) for a in args if a.startswith(flag)]
+                port = _int_port(given[-1]) if given else default
+                if port is not None:
+                    out.add(port)
+    return out
 
 
 def desired_relays(pods: list[Obj], services: list[Obj]) -> set[Relay]:
@@ -65,9 +103,9 @@ def desired_relays(pods: list[Obj], services: list[Obj]) -> set[Relay]:
 
 
 def relays_for(pod: Obj, relays: set[Relay]) -> set[Relay]:
-    """The relays one pod gets: none on its own address nor on a port it declares."""
+    """The relays one pod gets: none on its own address nor on a port it serves."""
     own_ip = (pod.get("status") or {}).get("podIP")
-    own_ports = _tcp_ports(pod)
+    own_ports = served_ports(pod)
     return {(ip, port) for ip, port in relays if ip != own_ip and port not in own_ports}
 
 
