@@ -24,7 +24,8 @@ import structlog
 from ...client.versioned.resources import PODS
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from ..controllers.endpoints import SERVICES
-from .podrunner import POD_CIDR, PodRunner
+from .podports import POD_CIDR
+from .podrunner import PodRunner
 
 log = structlog.get_logger("agones.localcluster.nodes.podmesh")
 Obj = dict[str, Any]
