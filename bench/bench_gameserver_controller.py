@@ -24,8 +24,8 @@ from typing import Any
 
 import structlog
 
+from agones.client.versioned.resources import GAME_SERVERS, PODS
 from agones.controllers.gameservers import Controller, SidecarConfig
-from agones.controllers.gameservers.gameservers import GAME_SERVERS, PODS
 from agones.featuregates import FeatureGates
 from agones.informers import SharedInformerFactory
 from agones.portallocator import PortAllocator, PortRange

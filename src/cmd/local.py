@@ -26,8 +26,8 @@ import grpc
 import yaml
 
 from ..client.errors import ApiError
-from ..client.rest import Resource, RESTClient
-from ..client.versioned.resources import GAME_SERVERS, PODS
+from ..client.rest import RESTClient
+from ..client.versioned.resources import BY_KIND, GAME_SERVERS, PODS
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from ..localcluster import mainjob
 from ..localcluster.nodes.imagemap import (
@@ -38,18 +38,6 @@ from ..localcluster.nodes.imagemap import (
 )
 from ..logging import configure_logging
 from .flags import go_duration
-
-KINDS = {
-    ("agones.dev/v1", "GameServer"): GAME_SERVERS,
-    ("agones.dev/v1", "GameServerSet"): Resource("agones.dev", "v1", "gameserversets"),
-    ("agones.dev/v1", "Fleet"): Resource("agones.dev", "v1", "fleets"),
-    ("autoscaling.agones.dev/v1", "FleetAutoscaler"): Resource(
-        "autoscaling.agones.dev", "v1", "fleetautoscalers"
-    ),
-    ("v1", "Namespace"): Resource("", "v1", "namespaces", namespaced=False),
-    ("v1", "ConfigMap"): Resource("", "v1", "configmaps"),
-    ("v1", "Pod"): Resource("", "v1", "pods"),
-}
 
 
 def register(subparsers: Any) -> None:
@@ -124,7 +112,7 @@ def manifests(path: str) -> list[dict[str, Any]]:
 
 async def apply(client: RESTClient, obj: dict[str, Any]) -> str:
     """Create or replace one object; a line for the user."""
-    res = KINDS.get((obj["apiVersion"], obj["kind"]))
+    res = BY_KIND.get((obj["apiVersion"], obj["kind"]))
     if res is None:
         return f"skipped {obj['kind']}: not supported by --apply (use kubectl apply)"
     md = obj.setdefault("metadata", {})

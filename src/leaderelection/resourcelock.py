@@ -15,8 +15,7 @@ from typing import Any, Protocol
 
 from ..apis.meta.objectmeta import format_micro_time, parse_micro_time
 from ..client.rest import Resource
-
-LEASES = Resource("coordination.k8s.io", "v1", "leases", kind="Lease")
+from ..client.versioned.resources import LEASES
 
 
 @dataclass

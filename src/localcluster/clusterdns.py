@@ -44,15 +44,13 @@ import dns.rdatatype
 import dns.rrset
 import structlog
 
-from ..client.rest import Resource
+from ..client.versioned.resources import ENDPOINTS, SERVICES
 from ..informers import SharedInformerFactory
 
 log = structlog.get_logger("agones.localcluster.clusterdns")
 Obj = dict[str, Any]
 ZONE = "cluster.local"
 TTL = 5
-SERVICES = Resource("", "v1", "services", namespaced=True, kind="Service")
-ENDPOINTS = Resource("", "v1", "endpoints", namespaced=True, kind="Endpoints")
 Lookup = Callable[[str, str, str], Obj | None]
 """(kind `services`/`endpoints`, namespace, name) → the object, or None."""
 _SOA = f"ns.dns.{ZONE}. hostmaster.{ZONE}. 1 7200 1800 86400 {TTL}"

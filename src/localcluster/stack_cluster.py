@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from ..client.errors import ApiError
 from ..client.rest import Resource, RESTClient
-from ..client.versioned.resources import NODES
+from ..client.versioned.resources import NODES, STORAGE_CLASSES
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..record import EventBroadcaster
@@ -34,7 +34,7 @@ from .controllers.deployment import DeploymentController
 from .controllers.endpoints import EndpointsController
 from .controllers.replicaset import ReplicaSetController
 from .controllers.statefulset import StatefulSetController
-from .controllers.volumes import STORAGE_CLASSES, LocalVolumeProvisioner, default_storage_class
+from .controllers.volumes import LocalVolumeProvisioner, default_storage_class
 from .nodes.kubelet import Kubelet
 from .nodes.podfiles import InCluster
 from .nodes.podmesh import PodMesh

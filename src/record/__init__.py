@@ -1,5 +1,5 @@
 """Kubernetes Events (client-go `tools/record`)."""
 
-from .event import EVENTS, EventBroadcaster, EventRecorder, EventType, object_reference
+from .event import EventBroadcaster, EventRecorder, EventType, object_reference
 
-__all__ = ["EVENTS", "EventBroadcaster", "EventRecorder", "EventType", "object_reference"]
+__all__ = ["EventBroadcaster", "EventRecorder", "EventType", "object_reference"]

@@ -39,6 +39,7 @@ import structlog
 from ..apis.meta.objectmeta import format_micro_time
 from ..client.errors import NotFoundError
 from ..client.rest import PatchType, Resource
+from ..client.versioned.resources import EVENTS
 from ..clock import Clock, RealClock
 from ..flowcontrol import Limiter
 from ..informers.meta import (
@@ -49,8 +50,6 @@ from ..informers.meta import (
     get_resource_version,
     get_uid,
 )
-
-EVENTS = Resource("", "v1", "events", kind="Event")
 
 MAX_QUEUED_EVENTS = 1000
 LRU_CACHE_SIZE = 4096

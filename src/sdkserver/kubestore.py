@@ -31,11 +31,10 @@ from ..client.config import Config
 from ..client.errors import ApiError, InvalidError
 from ..client.errors import ConflictError as ApiConflictError
 from ..client.rest import RESTClient
-from ..client.versioned.resources import GAME_SERVERS
+from ..client.versioned.resources import EVENTS, GAME_SERVERS
 from ..clock import Clock
 from ..informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from ..jsonpatch import Patch
-from ..record import EVENTS
 from .events import event_body
 from .store import Broadcast, ConflictError
 

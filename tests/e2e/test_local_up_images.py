@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cluster import wait_for
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(150)]
 ROOT = Path(__file__).resolve().parents[2]

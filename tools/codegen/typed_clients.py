@@ -33,7 +33,7 @@ from tools.codegen.pytext import (
     wrap,
 )
 from tools.codegen.typed_informers import informers, listers
-from tools.codegen.typed_resources import Res, group_versions, resources
+from tools.codegen.typed_resources import NAMES_ONLY, Res, group_versions, resources
 
 OUT = "src/client"
 OWNED = ("src/client/versioned", "src/client/listers", "src/client/informers")
@@ -46,17 +46,35 @@ def _group_client(pkg: str, version: str) -> str:
     return f"{pkg.capitalize()}{version.capitalize()}Client"
 
 
+def _by_kind_entry(r: Res) -> str:
+    """One `BY_KIND` line, laid out as ruff formats it (the key split when too long)."""
+    api_version = f"{r.group}/{r.version}" if r.group else r.version
+    line = f'    ("{api_version}", "{r.kind}"): {r.const},\n'
+    if len(line) <= 101:
+        return line
+    return f'    (\n        "{api_version}",\n        "{r.kind}",\n    ): {r.const},\n'
+
+
 def _resources_module(res: list[Res]) -> str:
     imports = Imports("client.versioned.resources")
     imports.add("client.rest", "Resource")
     lines = []
-    for r in res:
+    every = [*res, *NAMES_ONLY]
+    for r in every:
         args = [f'"{r.group}"', f'"{r.version}"', f'"{r.plural}"']
         args += [f"namespaced={r.namespaced}", f'kind="{r.kind}"']
         lines.append(wrap(0, f"{r.const} = Resource(", args, ")"))
+    by_kind = "".join(_by_kind_entry(r) for r in every)
+    lines.append(
+        "BY_KIND: dict[tuple[str, str], Resource] = {\n"
+        + by_kind
+        + "}\n"
+        + '"""(apiVersion, kind) → its Resource, for manifests read from files."""\n'
+    )
     return module_text(
-        "Where each resource the generated clients know lives in the API (group, version, plural,"
-        "\nscope).\n",
+        "The one table of where each resource the project's code uses lives in the API (group,"
+        "\nversion, plural, scope): the kinds with generated clients, and the built-in kinds read"
+        "\nor written as plain objects.\n",
         imports,
         "".join(lines),
     )

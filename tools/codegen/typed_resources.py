@@ -57,6 +57,49 @@ CORE = (
     Res("coordination.k8s.io", "v1", "Lease", "leases", namespaced=True, status=False),
 )
 
+NAMES_ONLY = (
+    Res("", "v1", "ConfigMap", "configmaps", namespaced=True, status=False),
+    Res("", "v1", "Namespace", "namespaces", namespaced=False, status=True),
+    Res("", "v1", "Service", "services", namespaced=True, status=True),
+    Res("", "v1", "ServiceAccount", "serviceaccounts", namespaced=True, status=False),
+    Res("", "v1", "Endpoints", "endpoints", namespaced=True, status=False),
+    Res("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", namespaced=True, status=True),
+    Res("", "v1", "PersistentVolume", "persistentvolumes", namespaced=False, status=True),
+    Res("apps", "v1", "Deployment", "deployments", namespaced=True, status=True),
+    Res("apps", "v1", "ReplicaSet", "replicasets", namespaced=True, status=True),
+    Res("apps", "v1", "StatefulSet", "statefulsets", namespaced=True, status=True),
+    Res("apps", "v1", "ControllerRevision", "controllerrevisions", namespaced=True, status=False),
+    Res("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", namespaced=True, status=False),
+    Res("storage.k8s.io", "v1", "StorageClass", "storageclasses", namespaced=False, status=False),
+    Res(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        namespaced=False,
+        status=True,
+    ),
+    Res(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        namespaced=False,
+        status=False,
+    ),
+    Res(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        namespaced=False,
+        status=False,
+    ),
+    Res("apiregistration.k8s.io", "v1", "APIService", "apiservices", namespaced=False, status=True),
+)
+"""Built-in kinds the project's code reads or writes as plain objects: a `Resource` constant each in
+`client.versioned.resources` (the one table of where resources live), no typed client."""
+
 
 def snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()

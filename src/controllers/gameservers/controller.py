@@ -49,6 +49,7 @@ from ...client.errors import (
     InvalidError,
     NotFoundError,
 )
+from ...client.versioned.resources import GAME_SERVERS, PODS
 from ...clock import Clock, RealClock
 from ...featuregates import Feature, FeatureGates
 from ...informers import ExplicitKey, SharedInformerFactory, split_meta_namespace_key
@@ -59,8 +60,6 @@ from ...record import EventBroadcaster, EventType
 from ...workqueue import ItemFastSlowRateLimiter, Requeue, WorkerQueue
 from . import informers
 from .gameservers import (
-    GAME_SERVERS,
-    PODS,
     apply_game_server_address_and_port,
     deep_copy,
     is_being_deleted,

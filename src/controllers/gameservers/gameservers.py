@@ -24,12 +24,7 @@ from ...apis.agones.v1.gameserver import (
 )
 from ...apis.core.v1 import Node, Pod
 from ...apis.meta.objectmeta import controller_of
-from ...client.rest import Resource
 from ...featuregates import FeatureGates
-
-GAME_SERVERS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
-PODS = Resource("", "v1", "pods", kind="Pod")
-NODES = Resource("", "v1", "nodes", namespaced=False, kind="Node")
 
 _GS_DECODER = msgspec.json.Decoder(GameServer)
 _ENCODER = msgspec.json.Encoder()

@@ -21,13 +21,13 @@ import msgspec
 from ...apis.agones.v1.gameserver import GAME_SERVER_LABEL_ROLE, ROLE_LABEL, GameServer
 from ...apis.core.v1 import Node, Pod
 from ...client.rest import PatchType, Resource
+from ...client.versioned.resources import GAME_SERVERS, NODES, PODS
 from ...informers import GenericInformer, SharedInformerFactory, StructDecoder
 from ...informers.shared_informer import ensure_transform
 from ...informers.transform import (
     TransformFunc,
     transform_strip_managed_fields,
 )
-from .gameservers import GAME_SERVERS, NODES, PODS
 
 GAME_SERVER_POD_SELECTOR = f"{ROLE_LABEL}={GAME_SERVER_LABEL_ROLE}"
 

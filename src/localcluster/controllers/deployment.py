@@ -32,7 +32,8 @@ from typing import Any
 import structlog
 
 from ...client.errors import ApiError
-from ...client.rest import Resource, RESTClient
+from ...client.rest import RESTClient
+from ...client.versioned.resources import DEPLOYMENTS, REPLICA_SETS
 from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from ...workqueue import Requeue, WorkerQueue, fast_rate_limiter
 from ..apiserver.apps import (
@@ -44,7 +45,6 @@ from ..apiserver.apps import (
 from ..apiserver.meta import now_rfc3339
 from .replicaset import (
     CONTROLLER_UID_INDEX,
-    REPLICA_SETS,
     controller_ref,
     controller_uid_index,
     owner_reference,
@@ -52,7 +52,6 @@ from .replicaset import (
 
 log = structlog.get_logger("agones.localcluster.controllers.deployment")
 Obj = dict[str, Any]
-DEPLOYMENTS = Resource("apps", "v1", "deployments", namespaced=True, kind="Deployment")
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"

@@ -23,7 +23,7 @@ import structlog
 
 from ...client.errors import ApiError
 from ...client.rest import Resource, RESTClient
-from ...client.versioned.resources import PODS
+from ...client.versioned.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
 from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from ...workqueue import WorkerQueue, fast_rate_limiter
 from ..apiserver.apps import safe_encode
@@ -31,11 +31,6 @@ from .replicaset import is_active, ready_since
 
 log = structlog.get_logger("agones.localcluster.controllers.endpoints")
 Obj = dict[str, Any]
-SERVICES = Resource("", "v1", "services", namespaced=True, kind="Service")
-ENDPOINTS = Resource("", "v1", "endpoints", namespaced=True, kind="Endpoints")
-ENDPOINT_SLICES = Resource(
-    "discovery.k8s.io", "v1", "endpointslices", namespaced=True, kind="EndpointSlice"
-)
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"
 

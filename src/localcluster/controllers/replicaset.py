@@ -26,7 +26,7 @@ import structlog
 
 from ...client.errors import ApiError
 from ...client.rest import Resource, RESTClient
-from ...client.versioned.resources import PODS
+from ...client.versioned.resources import PODS, REPLICA_SETS
 from ...clock import Clock, RealClock
 from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from ...informers.labels import label_selector_as_selector
@@ -34,7 +34,6 @@ from ...workqueue import Requeue, WorkerQueue, fast_rate_limiter
 
 log = structlog.get_logger("agones.localcluster.controllers.replicaset")
 Obj = dict[str, Any]
-REPLICA_SETS = Resource("apps", "v1", "replicasets", namespaced=True, kind="ReplicaSet")
 CONTROLLER_UID_INDEX = "controller-uid"
 EXPECTATIONS_TIMEOUT = 300.0
 

@@ -29,8 +29,13 @@ from typing import Any
 import structlog
 
 from ...client.errors import ApiError
-from ...client.rest import Resource, RESTClient
-from ...client.versioned.resources import PODS
+from ...client.rest import RESTClient
+from ...client.versioned.resources import (
+    CONTROLLER_REVISIONS,
+    PERSISTENT_VOLUME_CLAIMS,
+    PODS,
+    STATEFUL_SETS,
+)
 from ...clock import Clock, RealClock
 from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from ...record import EventRecorder
@@ -50,11 +55,6 @@ from .statefulset_utils import (
 
 log = structlog.get_logger("agones.localcluster.controllers.statefulset")
 Obj = dict[str, Any]
-STATEFUL_SETS = Resource("apps", "v1", "statefulsets", namespaced=True, kind="StatefulSet")
-CONTROLLER_REVISIONS = Resource(
-    "apps", "v1", "controllerrevisions", namespaced=True, kind="ControllerRevision"
-)
-CLAIMS = Resource("", "v1", "persistentvolumeclaims", namespaced=True, kind="PersistentVolumeClaim")
 STATUS_KEYS = (
     "observedGeneration",
     "replicas",
@@ -84,7 +84,7 @@ class StatefulSetController:
         self.sets = factory.for_resource(STATEFUL_SETS)
         self.pods = controlled_informer(factory, PODS)
         self.revisions = controlled_informer(factory, CONTROLLER_REVISIONS)
-        self.claims = factory.for_resource(CLAIMS)
+        self.claims = factory.for_resource(PERSISTENT_VOLUME_CLAIMS)
         self.workerqueue = WorkerQueue(
             self.sync_stateful_set, log, "statefulset", "statefulset", fast_rate_limiter(5.0)
         )
@@ -215,7 +215,7 @@ class StatefulSetController:
                 }
                 claim["metadata"]["ownerReferences"] = [owner]
             try:
-                created = await self.client.create(CLAIMS, claim, namespace=ns)
+                created = await self.client.create(PERSISTENT_VOLUME_CLAIMS, claim, namespace=ns)
             except ApiError as err:
                 if err.status_code == 409:
                     continue
@@ -289,7 +289,7 @@ class StatefulSetController:
         for claim in persistent_volume_claims(sts, ordinal):
             try:
                 await self.client.patch(
-                    CLAIMS,
+                    PERSISTENT_VOLUME_CLAIMS,
                     claim["metadata"]["name"],
                     {"metadata": {"ownerReferences": [owner]}},
                     namespace=sts["metadata"]["namespace"],

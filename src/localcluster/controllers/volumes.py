@@ -30,18 +30,18 @@ from typing import Any
 import structlog
 
 from ...client.errors import ApiError
-from ...client.rest import Resource, RESTClient
+from ...client.rest import RESTClient
+from ...client.versioned.resources import (
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    STORAGE_CLASSES,
+)
 from ...informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedInformerFactory
 from ...workqueue import WorkerQueue, fast_rate_limiter
 from ..apiserver.storage import DEFAULT_CLASS_ANNOTATION
 
 log = structlog.get_logger("agones.localcluster.controllers.volumes")
 Obj = dict[str, Any]
-CLAIMS = Resource("", "v1", "persistentvolumeclaims", namespaced=True, kind="PersistentVolumeClaim")
-VOLUMES = Resource("", "v1", "persistentvolumes", namespaced=False, kind="PersistentVolume")
-STORAGE_CLASSES = Resource(
-    "storage.k8s.io", "v1", "storageclasses", namespaced=False, kind="StorageClass"
-)
 PROVISIONER = "local.agones-py.dev/hostpath"
 DEFAULT_CLASS = "standard"
 
@@ -102,8 +102,8 @@ class LocalVolumeProvisioner:
     def __init__(self, client: RESTClient, factory: SharedInformerFactory, root: Path) -> None:
         self.client = client
         self.root = root
-        self.claims = factory.for_resource(CLAIMS)
-        self.volumes = factory.for_resource(VOLUMES, indexers={CLAIM_INDEX: claim_index})
+        self.claims = factory.for_resource(PERSISTENT_VOLUME_CLAIMS)
+        self.volumes = factory.for_resource(PERSISTENT_VOLUMES, indexers={CLAIM_INDEX: claim_index})
         self.classes = factory.for_resource(STORAGE_CLASSES)
         self.workerqueue = WorkerQueue(
             self.sync_claim, log, "volumes", "persistentvolumeclaim", fast_rate_limiter(5.0)
@@ -150,11 +150,11 @@ class LocalVolumeProvisioner:
         body = volume_for_claim(claim, storage_class, self.root)
         Path(body["spec"]["hostPath"]["path"]).mkdir(parents=True, exist_ok=True)
         try:
-            created = await self.client.create(VOLUMES, body)
+            created = await self.client.create(PERSISTENT_VOLUMES, body)
         except ApiError as err:
             if err.status_code != 409:
                 raise
-            created = await self.client.get(VOLUMES, body["metadata"]["name"])
+            created = await self.client.get(PERSISTENT_VOLUMES, body["metadata"]["name"])
         self.volumes.informer().mutation_cache().mutation(created)
         log.info("provisioned volume", volume=created["metadata"]["name"])
         return created
@@ -162,7 +162,7 @@ class LocalVolumeProvisioner:
     async def _bind(self, claim: Obj, volume: Obj) -> None:
         if (volume.get("status") or {}).get("phase") != "Bound":
             volume = await self.client.update_status(
-                VOLUMES, {**volume, "status": {"phase": "Bound"}}
+                PERSISTENT_VOLUMES, {**volume, "status": {"phase": "Bound"}}
             )
             self.volumes.informer().mutation_cache().mutation(volume)
         md = claim["metadata"]
@@ -173,7 +173,7 @@ class LocalVolumeProvisioner:
             "volume.kubernetes.io/storage-provisioner": PROVISIONER,
         }
         claim = await self.client.update(
-            CLAIMS,
+            PERSISTENT_VOLUME_CLAIMS,
             {
                 **claim,
                 "metadata": {**md, "annotations": annotations},
@@ -185,14 +185,16 @@ class LocalVolumeProvisioner:
             "accessModes": volume["spec"]["accessModes"],
             "capacity": volume["spec"]["capacity"],
         }
-        written = await self.client.update_status(CLAIMS, {**claim, "status": status})
+        written = await self.client.update_status(
+            PERSISTENT_VOLUME_CLAIMS, {**claim, "status": status}
+        )
         self.claims.informer().mutation_cache().mutation(written)
 
     async def _reclaim(self, volume: Obj) -> None:
         name = volume["metadata"]["name"]
         if volume["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
             try:
-                await self.client.delete(VOLUMES, name)
+                await self.client.delete(PERSISTENT_VOLUMES, name)
             except ApiError as err:
                 if err.status_code != 404:
                     raise
@@ -202,6 +204,6 @@ class LocalVolumeProvisioner:
             return
         if (volume.get("status") or {}).get("phase") != "Released":
             written = await self.client.update_status(
-                VOLUMES, {**volume, "status": {"phase": "Released"}}
+                PERSISTENT_VOLUMES, {**volume, "status": {"phase": "Released"}}
             )
             self.volumes.informer().mutation_cache().mutation(written)

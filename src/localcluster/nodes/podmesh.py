@@ -21,9 +21,8 @@ from typing import Any
 
 import structlog
 
-from ...client.versioned.resources import PODS
+from ...client.versioned.resources import PODS, SERVICES
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
-from ..controllers.endpoints import SERVICES
 from .podports import POD_CIDR
 from .podrunner import PodRunner
 

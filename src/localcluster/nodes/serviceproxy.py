@@ -24,8 +24,8 @@ import structlog
 
 from ...client.errors import ApiError
 from ...client.rest import RESTClient
+from ...client.versioned.resources import ENDPOINTS, SERVICES
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
-from ..controllers.endpoints import ENDPOINTS, SERVICES
 
 log = structlog.get_logger("agones.localcluster.nodes.serviceproxy")
 Obj = dict[str, Any]

@@ -18,8 +18,8 @@ from typing import Any, Protocol
 import structlog
 
 from ...client.errors import ApiError
-from ...client.rest import Resource, RESTClient
-from ...client.versioned.resources import SECRETS
+from ...client.rest import RESTClient
+from ...client.versioned.resources import CONFIG_MAPS, SECRETS
 from . import envvars, volumes
 from .envvars import PodAddresses
 from .initcontainers import pause
@@ -28,8 +28,6 @@ from .volumes import VolumeError
 from .volumes_pvc import resolve_claims
 
 log = structlog.get_logger("agones.localcluster.nodes.volumemanager")
-
-CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
 
 
 class Config(Protocol):

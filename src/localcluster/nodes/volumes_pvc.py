@@ -18,11 +18,10 @@ from typing import Any
 
 from ...client.errors import ApiError
 from ...client.rest import Resource
+from ...client.versioned.resources import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
 from .volumes import VolumeError
 
 Obj = dict[str, Any]
-CLAIMS = Resource("", "v1", "persistentvolumeclaims", namespaced=True, kind="PersistentVolumeClaim")
-VOLUMES = Resource("", "v1", "persistentvolumes", namespaced=False, kind="PersistentVolume")
 Getter = Callable[[Resource, str, str | None], Awaitable[Obj]]
 
 
@@ -65,9 +64,9 @@ async def resolve_claims(get: Getter, namespace: str, pod: Obj) -> dict[str, Pat
     """Volume name → directory for each of the pod's claims (creating the directory)."""
     out = {}
     for volume_name, claim_name in claim_names(pod).items():
-        claim = await _get(get, CLAIMS, claim_name, namespace)
+        claim = await _get(get, PERSISTENT_VOLUME_CLAIMS, claim_name, namespace)
         volume_ref = ((claim or {}).get("spec") or {}).get("volumeName")
-        volume = await _get(get, VOLUMES, str(volume_ref), None) if volume_ref else None
+        volume = await _get(get, PERSISTENT_VOLUMES, str(volume_ref), None) if volume_ref else None
         path = claim_directory(claim, volume, claim_name)
         path.mkdir(parents=True, exist_ok=True)
         out[volume_name] = path

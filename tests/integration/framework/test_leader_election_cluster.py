@@ -11,6 +11,7 @@ import pytest
 
 from agones.client.errors import NotFoundError
 from agones.client.rest import RESTClient
+from agones.client.versioned.resources import LEASES
 from agones.leaderelection import (
     LeaderCallbacks,
     LeaderElectionConfig,
@@ -18,7 +19,6 @@ from agones.leaderelection import (
     new_leader_elector,
 )
 from agones.leaderelection.leaderelection import JITTER_FACTOR
-from agones.leaderelection.resourcelock import LEASES
 from tests.waiting import wait_for_async
 
 pytestmark = pytest.mark.cluster

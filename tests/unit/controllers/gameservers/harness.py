@@ -71,7 +71,7 @@ class Harness:
         return self.api.find("pods", name)
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        from agones.controllers.gameservers.gameservers import GAME_SERVERS
+        from agones.client.versioned.resources import GAME_SERVERS
 
         return await self.api.create(GAME_SERVERS, obj, "default")
 

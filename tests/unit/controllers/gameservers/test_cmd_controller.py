@@ -10,10 +10,10 @@ import pytest
 import structlog
 from prometheus_client import CollectorRegistry
 
+from agones.client.versioned.resources import GAME_SERVERS
 from agones.cmd import controller as cmd
 from agones.cmd.main import main
 from agones.controller import ControllerRunner
-from agones.controllers.gameservers.gameservers import GAME_SERVERS
 from agones.featuregates import Feature
 from agones.portallocator import PortRange
 

@@ -241,7 +241,7 @@ async def test_without_native_sidecars_records_the_ready_container() -> None:
 
 async def test_kubectl_delete_removes_pod_then_finalizer() -> None:
     async with running() as h:
-        from agones.controllers.gameservers.gameservers import GAME_SERVERS
+        from agones.client.versioned.resources import GAME_SERVERS
 
         await h.create(game_server("gs1"))
         await h.wait_state("gs1", "Starting")
@@ -331,7 +331,7 @@ async def test_two_queues_syncing_one_game_server_write_its_transition_once() ->
         await h.wait_state("gs1", "Starting")
         await h.controller.shut_down_with_drain()  # only the syncs below act from here on
         await h.schedule("gs1")
-        await h.api.wait_for(lambda: h.controller.pod_lister.list()[0].get("status"))
+        await h.api.wait_for(lambda: h.controller.pod_lister.list()[0].status)
         before = h.api.writes[("update", "gameservers")]
         update = h.api.update
 

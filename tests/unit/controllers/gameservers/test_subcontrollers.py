@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from agones.client.versioned.resources import PODS
 from agones.controllers.gameservers import GameServerMetrics
-from agones.controllers.gameservers.gameservers import PODS
 from agones.featuregates import FeatureGates
 
 from .fakeapi import FakeAPI
