@@ -7,8 +7,9 @@ itself (`stack_cluster`): the nodes, the default StorageClass, the cluster DNS s
 scheduler and kubelets (in this process, or with `nodes_process` as a child process), the
 deployment, replicaset, statefulset, endpoints and volume controllers, the pod mesh and the
 service proxy; then, with `agones`, the allocation API on the webhook servers (an `Allocator`
-each, registered through the APIService `v1.allocation.agones.dev`, so `kubectl create -f
-gameserverallocation.yaml` works), the controller as a child process (`agones controller`, so it
+for each in-process one; `agones extensions` children run their own), registered through the
+APIService `v1.allocation.agones.dev` (so `kubectl create -f gameserverallocation.yaml` works),
+the controller as a child process (`agones controller`, so it
 can be killed and restarted: `stop_controller(kill=True)` / `start_controller()`), and the
 allocator service as another (`agones allocator` on 127.0.0.1:`allocator_port`, mutual TLS with
 certificates generated into `allocator_certs`). `stop()` undoes all of it, killing every process
