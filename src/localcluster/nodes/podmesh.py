@@ -26,7 +26,8 @@ import structlog
 from ...client.versioned.resources import PODS, SERVICES
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from .containers import SIDECAR_NAME
-from .podrunner import POD_CIDR, PodRunner
+from .podports import POD_CIDR
+from .podrunner import PodRunner
 
 log = structlog.get_logger("agones.localcluster.nodes.podmesh")
 Obj = dict[str, Any]

@@ -1,6 +1,9 @@
 """One pod on a simulated node, from start to deletion (`PodRunner`), and what it needs from its
-kubelet (`KubeletConfig`, pod IPs from `POD_CIDR`, the pods' state directory). The module docstring
-of `kubelet` tells what a pod runs as and how it is stopped.
+kubelet (`KubeletConfig`, the pods' state directory). The module docstring of `kubelet` tells what
+a pod runs as and how it is stopped. Parts of a runner's work live beside it, each over a Protocol
+of what it uses of the runner: the pod IP and host ports (`podports`), the status it writes
+(`podstatus`), the simulated-pod path (`simulatedpod`), volumes (`volumemanager`), container
+config (`containerconfig`), start order (`initcontainers`) and stops (`lifecycle`).
 """
 
 from __future__ import annotations
@@ -8,12 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import ipaddress
 import os
-import random
 import signal
-import socket
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,16 +33,9 @@ from .containers import (
     Container,
     free_port,
     new_container_id,
-    resolve_env,
 )
 from .imagemap import SIMULATE_ANNOTATION as SIMULATE_ANNOTATION  # re-exported: tests, bench
-from .imagemap import (
-    SIMULATED_ANNOTATION,
-    ImageProgram,
-    local_program,
-    placeholder_message,
-    simulation_reason,
-)
+from .imagemap import ImageProgram, local_program, placeholder_message
 from .initcontainers import (
     MAX_BACKOFF,
     configure_containers,
@@ -57,17 +49,15 @@ from .mounts import MOUNT_POINTS, main_pid, mountns_supported
 from .netns import PodNetwork, netns_supported
 from .podevents import PodEvents, crash_loop_back_off
 from .podfiles import InCluster, PodFiles
+from .podports import POD_IPS, allocate_pod_ip, forward_ports, own_ip
 from .podsandbox import pod_hostname, write_sandbox_files
+from .podstatus import pod_status
 from .probes import PodTarget, ProbeTarget, probe_workers
-from .simulated import SharedGameServerStore, SimulatedGame, game_options
+from .simulated import SharedGameServerStore, SimulatedGame
+from .simulatedpod import annotate_simulated, should_simulate, start_simulated
 from .spawn import start_process
 
 log = structlog.get_logger("agones.localcluster.nodes.podrunner")
-
-
-POD_CIDR = ipaddress.ip_network("127.254.0.0/16")
-"""Pods in a network namespace of their own (but GameServers' pods) get an address here, where
-their declared container ports are relayed (so Services reach them); loopback only."""
 
 
 def log_root(config: KubeletConfig) -> Path:
@@ -76,46 +66,6 @@ def log_root(config: KubeletConfig) -> Path:
     if config.log_dir:
         return Path(config.log_dir) / "pods"
     return volumemanager.pod_state_dir(config.state_dir) / "logs"
-
-
-class PodIPs:
-    """Hands out `POD_CIDR` addresses, one per pod uid, process-wide (so two local clusters in
-    one process never give two pods one address)."""
-
-    def __init__(self) -> None:
-        self._by_uid: dict[str, str] = {}
-        self._next = random.randrange(POD_CIDR.num_addresses)
-
-    def allocate(self, uid: str, free: Callable[[str], bool] = lambda _ip: True) -> str:
-        """An address no pod of this process holds and `free` accepts (another process's local
-        cluster may be using it: its ports are then taken)."""
-        if uid in self._by_uid:
-            return self._by_uid[uid]
-        taken = set(self._by_uid.values())
-        while True:
-            ip = str(POD_CIDR[self._next % (POD_CIDR.num_addresses - 2) + 1])
-            self._next += 1
-            if ip not in taken and free(ip):
-                self._by_uid[uid] = ip
-                return ip
-
-    def release(self, uid: str) -> None:
-        self._by_uid.pop(uid, None)
-
-
-POD_IPS = PodIPs()
-
-
-def _bindable(ip: str, ports: list[tuple[int, str]]) -> bool:
-    """Whether every (port, protocol) can be bound on `ip` now."""
-    for port, protocol in ports:
-        kind = socket.SOCK_DGRAM if protocol == "UDP" else socket.SOCK_STREAM
-        with socket.socket(socket.AF_INET, kind) as sock:
-            try:
-                sock.bind((ip, port))
-            except OSError:
-                return False
-    return True
 
 
 @dataclass
@@ -213,52 +163,7 @@ class PodRunner:
 
     async def write_status(self) -> None:
         async with self._status_lock:
-            spec = self.pod.get("spec") or {}
-            init_names = {c["name"] for c in spec.get("initContainers") or []}
-            statuses = [c.status() for c in self.containers if c.name not in init_names]
-            init_statuses = [c.status() for c in self.containers if c.name in init_names]
-            if self.sim is not None:
-                stamp = {"running": {"startedAt": now_rfc3339()}}
-
-                def simulated(c: dict[str, Any]) -> dict[str, Any]:
-                    return {
-                        "name": c["name"],
-                        "image": c.get("image", ""),
-                        "imageID": "",
-                        "ready": True,
-                        "started": True,
-                        "restartCount": 0,
-                        "state": stamp,
-                    }
-
-                statuses = [simulated(c) for c in spec.get("containers") or []]
-                init_statuses = [simulated(c) for c in spec.get("initContainers") or []]
-            ready = all(s["ready"] for s in statuses) and self._phase == "Running"
-            t = now_rfc3339()
-            self._start_time = self._start_time or t
-            conditions = []
-            for kind, value in (
-                ("PodScheduled", "True"),
-                ("Initialized", str(self.initialized)),
-                ("ContainersReady", str(ready)),
-                ("Ready", str(ready)),
-            ):
-                was, since = self._transitions.get(kind, ("", t))
-                since = since if was == value else t
-                self._transitions[kind] = (value, since)
-                conditions.append({"type": kind, "status": value, "lastTransitionTime": since})
-            status: dict[str, Any] = {
-                "phase": self._phase,
-                "hostIP": self.node_ip,
-                "hostIPs": [{"ip": self.node_ip}],
-                "podIP": self.pod_ip,
-                "podIPs": [{"ip": self.pod_ip}],
-                "startTime": self._start_time,
-                "conditions": conditions,
-                "containerStatuses": statuses,
-            }
-            if init_statuses:
-                status["initContainerStatuses"] = init_statuses
+            status = pod_status(self)
             try:
                 await self.kubelet.client.patch(
                     PODS,
@@ -273,38 +178,10 @@ class PodRunner:
 
     # -- start ----------------------------------------------------------------------------------
 
-    def _should_simulate(self) -> bool:
-        spec = self.pod.get("spec") or {}
-        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-        images = self.kubelet.config.images
-        runs = [
-            local_program(c, images) is not None for c in every if c.get("name") != SIDECAR_NAME
-        ]
-        self.simulated_reason = simulation_reason(self.pod, runs, self.kubelet.config.simulate_all)
-        return bool(self.simulated_reason)
-
-    def _simulation_requested(self) -> bool:
-        """Simulated because the user asked (the annotation, `simulate_all`): nothing to say,
-        and no write to pay for it (benchmarks simulate hundreds of pods)."""
-        annotations = self.pod["metadata"].get("annotations") or {}
-        requested = annotations.get(SIMULATE_ANNOTATION) == "true"
-        return requested or self.kubelet.config.simulate_all
-
-    async def _annotate_simulated(self, reason: str) -> None:
-        """The `Simulated` annotation (on the pod, where `describe` shows it)."""
-        annotations = {SIMULATED_ANNOTATION: reason}
-        with contextlib.suppress(ApiError):
-            await self.kubelet.client.patch(
-                PODS,
-                self.name,
-                {"metadata": {"annotations": annotations}},
-                namespace=self.namespace,
-            )
-
     async def start(self) -> None:
         try:
-            if self._should_simulate():
-                await self._start_simulated()
+            if should_simulate(self):
+                await start_simulated(self)
             else:
                 await self._start_processes()
         except Exception as err:
@@ -319,33 +196,6 @@ class PodRunner:
                 }
             await self.write_status()
 
-    async def _start_simulated(self) -> None:
-        spec = self.pod.get("spec") or {}
-        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-        sidecar = next((c for c in every if c.get("name") == SIDECAR_NAME), None)
-        game: dict[str, Any] = next(
-            (c for c in spec.get("containers") or [] if c.get("name") != SIDECAR_NAME), {}
-        )
-        gs_name = self.pod["metadata"].get("labels", {}).get("agones.dev/gameserver", "")
-        if sidecar is not None and gs_name:
-            env = resolve_env(sidecar, self.pod, self.node_ip)
-            gs_name = env.get("GAMESERVER_NAME", gs_name)
-            self.sim = SimulatedGame(
-                self.kubelet.gameservers,
-                self.namespace,
-                gs_name,
-                game_options(game),
-                self.kubelet.config.gates,
-            )
-        self._phase = "Running"
-        await self.write_status()
-        if not self._simulation_requested():
-            reason = f"Pod is simulated by the local cluster: {self.simulated_reason}"
-            self.events.simulated(reason)
-            await self._annotate_simulated(reason)
-        if self.sim is not None:
-            await self.sim.start()
-
     async def _start_processes(self) -> None:
         cfg = self.kubelet.config
         spec = self.pod.get("spec") or {}
@@ -357,8 +207,8 @@ class PodRunner:
         )
         self._use_netns = use_netns
         remap: dict[str, str] = {}
-        if use_netns and self._own_ip():
-            self.pod_ip = POD_IPS.allocate(self.uid, lambda ip: _bindable(ip, self._pod_ports()))
+        if use_netns and own_ip(self.pod):
+            self.pod_ip = allocate_pod_ip(self.uid, self.pod)
         self.containers = [Container(c, [], {}) for c in every]
         for container in self.containers[: len(init)]:
             container.init_container = True
@@ -373,18 +223,7 @@ class PodRunner:
         self.files = files
         files.in_mount_namespace = use_mounts
         if use_netns:
-            sandbox = None
-            if use_mounts:
-                sandbox = write_sandbox_files(
-                    self.files.root, self.pod, self.pod_ip, cfg.dns_server
-                )
-            self.net = await PodNetwork.create(sandbox)
-            await self.net.expose_host_port(cfg.api_port, ("127.0.0.1", cfg.api_port))
-            if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
-                port = cfg.in_cluster.port
-                await self.net.expose_host_port(port, ("127.0.0.1", port))
-            if cfg.dns_server and cfg.dns_target is not None:
-                await self.net.expose_dns(cfg.dns_server, cfg.dns_target)
+            self.net = await self._create_network(files, use_mounts)
         else:
             sidecar = {
                 "GRPC": free_port(),
@@ -408,18 +247,7 @@ class PodRunner:
         ]
         for c in placeholders:
             self.events.simulated(placeholder_message(c.spec), c.name)
-        if self.net is not None and self._own_ip():
-            await self._forward_pod_ports()
-        if self.net is not None:
-            for c in every:
-                for p in c.get("ports") or []:
-                    if not p.get("hostPort"):
-                        continue
-                    await self._forward(
-                        int(p["hostPort"]),
-                        int(p.get("containerPort") or p["hostPort"]),
-                        p.get("protocol") or "TCP",
-                    )
+        await forward_ports(self, every)
         downward = [
             v for v in spec.get("volumes") or [] if isinstance(v, dict) and "emptyDir" not in v
         ]
@@ -427,9 +255,27 @@ class PodRunner:
             self._tasks.append(asyncio.create_task(self.sync_volumes()))
         await start_in_order(self)
         if placeholders and not self.terminating:
-            await self._annotate_simulated(
-                f"containers without a local program: {', '.join(c.name for c in placeholders)}"
+            await annotate_simulated(
+                self,
+                f"containers without a local program: {', '.join(c.name for c in placeholders)}",
             )
+
+    async def _create_network(self, files: PodFiles, use_mounts: bool) -> PodNetwork:
+        """The pod's network namespace (with its sandbox files when it has mount namespaces),
+        the API server's ports and the cluster DNS server reachable inside it."""
+        cfg = self.kubelet.config
+        sandbox = None
+        if use_mounts:
+            sandbox = write_sandbox_files(files.root, self.pod, self.pod_ip, cfg.dns_server)
+        net = await PodNetwork.create(sandbox)
+        self.net = net
+        await net.expose_host_port(cfg.api_port, ("127.0.0.1", cfg.api_port))
+        if cfg.in_cluster is not None and cfg.in_cluster.port != cfg.api_port:
+            port = cfg.in_cluster.port
+            await net.expose_host_port(port, ("127.0.0.1", port))
+        if cfg.dns_server and cfg.dns_target is not None:
+            await net.expose_dns(cfg.dns_server, cfg.dns_target)
+        return net
 
     def start_supervision(self, container: Container) -> None:
         """Watch a launched container: restarts per policy, and its probes (`probes`)."""
@@ -439,29 +285,6 @@ class PodRunner:
         workers = probe_workers(container, self._probe_target, unhealthy, probed)
         stopped = functools.partial(self._probes_stopped, container)
         self._tasks.extend(asyncio.create_task(w.run(stopped)) for w in workers)
-
-    def _own_ip(self) -> bool:
-        """Whether the pod gets an IP of its own: in its namespace, declaring a container port
-        without a host port, and not a GameServer's pod (those keep the node's address, which
-        Agones reports)."""
-        labels = self.pod["metadata"].get("labels") or {}
-        return "agones.dev/gameserver" not in labels and bool(self._pod_ports())
-
-    def _pod_ports(self) -> list[tuple[int, str]]:
-        spec = self.pod.get("spec") or {}
-        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-        ports = [p for c in every for p in c.get("ports") or [] if p.get("containerPort")]
-        if all(p.get("hostPort") for p in ports):
-            return []
-        return sorted({(int(p["containerPort"]), p.get("protocol") or "TCP") for p in ports})
-
-    async def _forward_pod_ports(self) -> None:
-        """Give the pod an address of its own and relay its declared container ports there."""
-        assert self.net is not None
-        ports = self._pod_ports()
-        self.pod_ip = POD_IPS.allocate(self.uid, lambda ip: _bindable(ip, ports))
-        for port, protocol in ports:
-            await self.net.forward_host_port(self.pod_ip, port, port, protocol)
 
     async def fetch_sources(self) -> dict[tuple[str, str], dict[str, Any] | None]:
         """The ConfigMaps and Secrets the pod's volumes and env name (None: not found)."""
@@ -485,19 +308,6 @@ class PodRunner:
 
     async def sync_volumes(self) -> None:
         await volumemanager.sync_volumes(self)
-
-    async def _forward(self, host_port: int, container_port: int, protocol: str) -> None:
-        assert self.net is not None
-        await self.net.forward_host_port(self.node_ip, host_port, container_port, protocol)
-        if self.node_ip != "127.0.0.1":
-            try:
-                await self.net.forward_host_port("127.0.0.1", host_port, container_port, protocol)
-            except OSError:
-                log.info(
-                    "127.0.0.1 host port already taken by another node's pod",
-                    pod=self.name,
-                    port=host_port,
-                )
 
     def process_env(self, container: Container) -> dict[str, str]:
         """The environment a container's processes (and its exec hooks, exec probes and
