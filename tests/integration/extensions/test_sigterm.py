@@ -66,7 +66,7 @@ async def test_sigterm_during_allocations_drains_and_loses_nothing(tmp_path: Pat
     async with harness() as h:
         for i in range(200):
             await h.create_ready(f"gs-{i}")
-        h.server.faults.write_latency = 0.05  # allocations last: SIGTERM finds some in flight
+        h.server.faults.set_write_latency(0.05)  # allocations last: SIGTERM finds some in flight
         log = (tmp_path / "extensions.log").open("wb")
         proc = await _start_extensions(h.server.kubeconfig, tmp_path, port, health, log)
         try:
