@@ -246,14 +246,7 @@ def _canary_above_partition(
 ) -> str:
     """A canary: only the ordinals at or above the partition take the new template; returns its
     revision."""
-    kubectl(
-        fw,
-        "patch",
-        "sts",
-        "web",
-        "-p",
-        json.dumps({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 1}}}}),
-    )
+    _set_partition(fw, 1)
     kubectl(fw, "set", "env", "sts/web", "VERSION=2")
     fw.wait(
         "ordinals 1 and 2 updated",
@@ -280,14 +273,7 @@ def _rollout_completes_from_highest_ordinal(
     second: str,
 ) -> None:
     """Partition 0 replaces the rest, highest ordinal first; each pod keeps its claim's data."""
-    kubectl(
-        fw,
-        "patch",
-        "sts",
-        "web",
-        "-p",
-        json.dumps({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}}),
-    )
+    _set_partition(fw, 0)
     fw.wait(
         "the rollout completes",
         lambda: (
@@ -302,6 +288,18 @@ def _rollout_completes_from_highest_ordinal(
     assert _boots(core, fw, "data-web-2") == ["web-2", "web-2"]
     revisions = kubectl(fw, "get", "controllerrevisions", "-o", "name").split()
     assert sorted(revisions) == sorted(f"controllerrevision.apps/{r}" for r in (first, second))
+
+
+def _set_partition(fw: Framework, partition: int) -> None:
+    """Patch the rolling update's partition of the `web` StatefulSet."""
+    kubectl(
+        fw,
+        "patch",
+        "sts",
+        "web",
+        "-p",
+        json.dumps({"spec": {"updateStrategy": {"rollingUpdate": {"partition": partition}}}}),
+    )
 
 
 def _deleted_set_keeps_claims(fw: Framework, core: kubernetes.client.CoreV1Api) -> None:
