@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -146,16 +147,39 @@ async def run_workers(n: int, workers: int, fn: Any) -> float:
     return time.perf_counter() - start
 
 
+@dataclass
+class Workload:
+    """The benchmark's namespace and CRD on one server, and the object every write sends."""
+
+    client: Client
+    server: str
+    group: str
+    ns: str
+    base: str
+    template: dict[str, Any]
+
+
 async def bench(args: argparse.Namespace, kubeconfig: str) -> dict[str, Any]:
     server, headers, sslctx = load_kubeconfig(kubeconfig)
     client = Client(server, headers, sslctx)
     suffix = uuid.uuid4().hex[:6]
-    group = f"b{suffix}.bench.agones-py.test"
-    ns = f"bench-{suffix}"
     results: dict[str, Any] = {
         "server": server,
         "version": (await client.call("GET", "/version")).get("gitVersion"),
     }
+    work = await set_up(client, server, f"b{suffix}.bench.agones-py.test", f"bench-{suffix}")
+    results["object_bytes"] = len(json.dumps(work.template))
+    try:
+        created = await creates_and_updates(args, work, results)
+        await watch_fan_out(args, work, created, results)
+        await lists(args, work, len(created), results)
+    finally:
+        await tear_down(work)
+    return results
+
+
+async def set_up(client: Client, server: str, group: str, ns: str) -> Workload:
+    """Create the namespace and the CRD, and wait until its resource is served."""
     await client.call(
         "POST",
         "/api/v1/namespaces",
@@ -173,103 +197,119 @@ async def bench(args: argparse.Namespace, kubeconfig: str) -> dict[str, Any]:
             await asyncio.sleep(0.1)
     template = obj("x")
     template["apiVersion"] = f"{group}/v1"
-    size = len(json.dumps(template))
-    results["object_bytes"] = size
-    try:
-        created: dict[int, Any] = {}
+    return Workload(client, server, group, ns, base, template)
 
-        async def create(i: int) -> None:
-            body = dict(template, metadata={**template["metadata"], "name": f"o-{i:06d}"})
-            created[i] = await client.call("POST", base, body)
 
-        elapsed = await run_workers(args.creates, args.clients, create)
-        results["creates_per_s"] = round(args.creates / elapsed)
+async def tear_down(work: Workload) -> None:
+    await work.client.call(
+        "DELETE",
+        f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/benchobjects.{work.group}",
+        ok=(200, 202, 404),
+    )
+    await work.client.call("DELETE", f"/api/v1/namespaces/{work.ns}", ok=(200, 202, 404))
+    await work.client.close()
 
-        async def update(i: int) -> None:
-            current = created[i]
-            current["spec"]["replicas"] += 1
-            created[i] = await client.call("PUT", f"{base}/{current['metadata']['name']}", current)
 
-        elapsed = await run_workers(args.creates, args.clients, update)
-        results["updates_per_s"] = round(args.creates / elapsed)
+async def creates_and_updates(
+    args: argparse.Namespace, work: Workload, results: dict[str, Any]
+) -> dict[int, Any]:
+    """Create `args.creates` objects, then update each once; returns them as last written."""
+    client, base, template = work.client, work.base, work.template
+    created: dict[int, Any] = {}
 
-        # Watch fan-out: 10 watchers from the current resourceVersion, then a burst of updates.
-        rv = (await client.call("GET", f"{base}?limit=1"))["metadata"]["resourceVersion"]
-        n_events = args.watch_events
-        got = [0] * args.watchers
-        done = [asyncio.Event() for _ in range(args.watchers)]
-        ready = [asyncio.Event() for _ in range(args.watchers)]
+    async def create(i: int) -> None:
+        body = dict(template, metadata={**template["metadata"], "name": f"o-{i:06d}"})
+        created[i] = await client.call("POST", base, body)
 
-        async def watcher(k: int) -> None:
-            url = f"{server}{base}?watch=true&resourceVersion={rv}&timeoutSeconds=600"
-            async with client.session.get(url) as resp:
-                ready[k].set()
-                buf = b""
-                async for chunk in resp.content.iter_any():
-                    buf += chunk
-                    lines = buf.split(b"\n")
-                    buf = lines.pop()
-                    # Both kube-apiserver and the local server write the type first: count
-                    # without decoding, so the client's CPU stays with the server's.
-                    got[k] += sum(1 for line in lines if line.startswith(b'{"type":"MODIFIED"'))
-                    if got[k] >= n_events:
-                        done[k].set()
-                        return
+    elapsed = await run_workers(args.creates, args.clients, create)
+    results["creates_per_s"] = round(args.creates / elapsed)
 
-        tasks = [asyncio.create_task(watcher(k)) for k in range(args.watchers)]
-        await asyncio.gather(*(r.wait() for r in ready))
-        names = list(created.values())
-        start = time.perf_counter()
+    async def update(i: int) -> None:
+        current = created[i]
+        current["spec"]["replicas"] += 1
+        created[i] = await client.call("PUT", f"{base}/{current['metadata']['name']}", current)
 
-        async def touch(i: int) -> None:
-            current = names[i % len(names)]
-            body = {"spec": {"replicas": current["spec"]["replicas"] + 1 + i}}
-            async with client.session.patch(
-                f"{server}{base}/{current['metadata']['name']}",
-                data=_encode(body),
-                headers={"Content-Type": "application/merge-patch+json"},
-            ) as resp:
-                await resp.read()
+    elapsed = await run_workers(args.creates, args.clients, update)
+    results["updates_per_s"] = round(args.creates / elapsed)
+    return created
 
-        write_time = await run_workers(n_events, args.clients, touch)
-        await asyncio.wait_for(asyncio.gather(*(d.wait() for d in done)), 300)
-        elapsed = time.perf_counter() - start
-        for t in tasks:
-            t.cancel()
-        results["watch_writes_per_s"] = round(n_events / write_time)
-        results["watch_events_per_s_per_watcher"] = round(n_events / elapsed)
-        results["watch_events_per_s_total"] = round(n_events * args.watchers / elapsed)
 
-        # List 10,000 objects.
-        have = len(created)
+async def watch_fan_out(
+    args: argparse.Namespace, work: Workload, created: dict[int, Any], results: dict[str, Any]
+) -> None:
+    """Watch fan-out: watchers from the current resourceVersion, then a burst of updates."""
+    client, server, base = work.client, work.server, work.base
+    rv = (await client.call("GET", f"{base}?limit=1"))["metadata"]["resourceVersion"]
+    n_events = args.watch_events
+    got = [0] * args.watchers
+    done = [asyncio.Event() for _ in range(args.watchers)]
+    ready = [asyncio.Event() for _ in range(args.watchers)]
 
-        async def fill(i: int) -> None:
-            body = dict(template, metadata={**template["metadata"], "name": f"o-{have + i:06d}"})
-            await client.call("POST", base, body)
+    async def watcher(k: int) -> None:
+        url = f"{server}{base}?watch=true&resourceVersion={rv}&timeoutSeconds=600"
+        async with client.session.get(url) as resp:
+            ready[k].set()
+            buf = b""
+            async for chunk in resp.content.iter_any():
+                buf += chunk
+                lines = buf.split(b"\n")
+                buf = lines.pop()
+                # Both kube-apiserver and the local server write the type first: count
+                # without decoding, so the client's CPU stays with the server's.
+                got[k] += sum(1 for line in lines if line.startswith(b'{"type":"MODIFIED"'))
+                if got[k] >= n_events:
+                    done[k].set()
+                    return
 
-        if args.list_objects > have:
-            await run_workers(args.list_objects - have, args.clients, fill)
-        timings = {}
-        for label, query in (("list_s_rv0", "?resourceVersion=0"), ("list_s_consistent", "")):
-            best = float("inf")
-            for _ in range(3):
-                start = time.perf_counter()
-                raw = await client.fetch(base + query)
-                best = min(best, time.perf_counter() - start)
-            # Decoded after the clock stops: the figure is the server's list, not the client's
-            # JSON decoding of 10,000 objects (which depends on the client's heap and GC).
-            assert len(_decode(raw)["items"]) >= args.list_objects
-            timings[label] = round(best, 3)
-        results.update(timings)
-    finally:
-        await client.call(
-            "DELETE",
-            f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/benchobjects.{group}",
-            ok=(200, 202, 404),
-        )
-        await client.call("DELETE", f"/api/v1/namespaces/{ns}", ok=(200, 202, 404))
-        await client.close()
-    return results
+    tasks = [asyncio.create_task(watcher(k)) for k in range(args.watchers)]
+    await asyncio.gather(*(r.wait() for r in ready))
+    names = list(created.values())
+    start = time.perf_counter()
+
+    async def touch(i: int) -> None:
+        current = names[i % len(names)]
+        body = {"spec": {"replicas": current["spec"]["replicas"] + 1 + i}}
+        async with client.session.patch(
+            f"{server}{base}/{current['metadata']['name']}",
+            data=_encode(body),
+            headers={"Content-Type": "application/merge-patch+json"},
+        ) as resp:
+            await resp.read()
+
+    write_time = await run_workers(n_events, args.clients, touch)
+    await asyncio.wait_for(asyncio.gather(*(d.wait() for d in done)), 300)
+    elapsed = time.perf_counter() - start
+    for t in tasks:
+        t.cancel()
+    results["watch_writes_per_s"] = round(n_events / write_time)
+    results["watch_events_per_s_per_watcher"] = round(n_events / elapsed)
+    results["watch_events_per_s_total"] = round(n_events * args.watchers / elapsed)
+
+
+async def lists(
+    args: argparse.Namespace, work: Workload, have: int, results: dict[str, Any]
+) -> None:
+    """Fill up to `args.list_objects` objects, then time the best of three lists of them."""
+    client, base, template = work.client, work.base, work.template
+
+    async def fill(i: int) -> None:
+        body = dict(template, metadata={**template["metadata"], "name": f"o-{have + i:06d}"})
+        await client.call("POST", base, body)
+
+    if args.list_objects > have:
+        await run_workers(args.list_objects - have, args.clients, fill)
+    timings = {}
+    for label, query in (("list_s_rv0", "?resourceVersion=0"), ("list_s_consistent", "")):
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            raw = await client.fetch(base + query)
+            best = min(best, time.perf_counter() - start)
+        # Decoded after the clock stops: the figure is the server's list, not the client's
+        # JSON decoding of 10,000 objects (which depends on the client's heap and GC).
+        assert len(_decode(raw)["items"]) >= args.list_objects
+        timings[label] = round(best, 3)
+    results.update(timings)
 
 
 def start_local_server(tmp: Path) -> subprocess.Popen[bytes]:

@@ -35,6 +35,15 @@ def test_kubectl_apply_get_patch_delete_custom_resource(
     cluster: Cluster, namespace: str, widgets: CRD, tmp_path: Path
 ) -> None:
     cache = str(tmp_path / "cache")
+    _apply_and_get(cluster, widgets, namespace, cache)
+    _reapply(cluster, widgets, namespace, cache)
+    _patch_and_scale(cluster, widgets, namespace, cache)
+    _refused_patch(cluster, widgets, namespace, cache)
+    _list_by_category_and_delete(cluster, widgets, namespace, cache)
+
+
+def _apply_and_get(cluster: Cluster, widgets: CRD, namespace: str, cache: str) -> None:
+    """Apply the manifest, then read it back as a table (printer columns) and by short name."""
     out = cluster.kubectl(
         "apply", "-f", "-", stdin=_manifest(widgets, namespace, 2), cache_dir=cache
     )
@@ -53,6 +62,9 @@ def test_kubectl_apply_get_patch_delete_custom_resource(
     assert obj["spec"]["ports"] == [{"containerPort": 7654, "protocol": "UDP"}]
     assert "kubectl.kubernetes.io/last-applied-configuration" in obj["metadata"]["annotations"]
 
+
+def _reapply(cluster: Cluster, widgets: CRD, namespace: str, cache: str) -> None:
+    """Apply a changed manifest, then the same one again."""
     out = cluster.kubectl(
         "apply", "-f", "-", stdin=_manifest(widgets, namespace, 3), cache_dir=cache
     )
@@ -72,6 +84,9 @@ def test_kubectl_apply_get_patch_delete_custom_resource(
         == 3
     )
 
+
+def _patch_and_scale(cluster: Cluster, widgets: CRD, namespace: str, cache: str) -> None:
+    """A merge patch and a scale show in the printer columns."""
     cluster.kubectl(
         "patch",
         widgets.plural,
@@ -92,6 +107,9 @@ def test_kubectl_apply_get_patch_delete_custom_resource(
     ).stdout.split()
     assert row[:3] == ["kw", "6", "red"]
 
+
+def _refused_patch(cluster: Cluster, widgets: CRD, namespace: str, cache: str) -> None:
+    """A patch the schema refuses fails with its message."""
     bad = cluster.kubectl(
         "patch",
         widgets.plural,
@@ -108,6 +126,11 @@ def test_kubectl_apply_get_patch_delete_custom_resource(
     assert bad.returncode != 0
     assert 'Unsupported value: "pink"' in bad.stderr
 
+
+def _list_by_category_and_delete(
+    cluster: Cluster, widgets: CRD, namespace: str, cache: str
+) -> None:
+    """The category lists the object; delete removes it."""
     listed = cluster.kubectl(
         "get", widgets.category, "-n", namespace, "-o", "name", cache_dir=cache
     ).stdout

@@ -201,79 +201,109 @@ def test_ordered_ready_creation_rolling_update_by_ordinal_and_claims(
     fw = framework
     events = PodEvents(core, fw.namespace, "web")
     try:
-        kubectl(fw, "apply", "-f", "-", stdin=manifests("web", 3))
-        out = kubectl(fw, "rollout", "status", "sts/web", "--timeout=120s")
-        assert "roll out complete" in out
-        created = [e for e in events.seen() if e[0] in ("ADDED", "READY")]
-        assert created[:6] == [
-            ("ADDED", "web-0"),
-            ("READY", "web-0"),
-            ("ADDED", "web-1"),
-            ("READY", "web-1"),
-            ("ADDED", "web-2"),
-            ("READY", "web-2"),
-        ]
-        pod = core.read_namespaced_pod("web-1", fw.namespace)
-        assert pod.metadata.labels["statefulset.kubernetes.io/pod-name"] == "web-1"
-        assert pod.metadata.labels["apps.kubernetes.io/pod-index"] == "1"
-        assert (pod.spec.hostname, pod.spec.subdomain) == ("web-1", "web")
-        sts = apps.read_namespaced_stateful_set("web", fw.namespace)
-        first = sts.status.update_revision
-        assert pod.metadata.labels["controller-revision-hash"] == first
-        assert (sts.status.ready_replicas, sts.status.current_replicas) == (3, 3)
-        assert kubectl(fw, "get", "sts", "web", "--no-headers").split()[:2] == ["web", "3/3"]
-        assert _boots(core, fw, "data-web-1") == ["web-1"]
-
-        # a canary: only the ordinals at or above the partition take the new template
-        kubectl(
-            fw,
-            "patch",
-            "sts",
-            "web",
-            "-p",
-            json.dumps({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 1}}}}),
-        )
-        kubectl(fw, "set", "env", "sts/web", "VERSION=2")
-        fw.wait(
-            "ordinals 1 and 2 updated",
-            lambda: (
-                apps.read_namespaced_stateful_set("web", fw.namespace).status.updated_replicas == 2
-            ),
-            timeout=120,
-        )
-        kubectl(fw, "rollout", "status", "sts/web", "--timeout=60s")
-        second = apps.read_namespaced_stateful_set("web", fw.namespace).status.update_revision
-        assert second != first
-        by_pod = {
-            p.metadata.name: p.metadata.labels["controller-revision-hash"]
-            for p in core.list_namespaced_pod(fw.namespace, label_selector="app=web").items
-        }
-        assert by_pod == {"web-0": first, "web-1": second, "web-2": second}
-        kubectl(
-            fw,
-            "patch",
-            "sts",
-            "web",
-            "-p",
-            json.dumps({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}}),
-        )
-        fw.wait(
-            "the rollout completes",
-            lambda: (
-                apps.read_namespaced_stateful_set("web", fw.namespace).status.current_revision
-                == second
-            ),
-            timeout=120,
-        )
-        deleted = [name for kind, name in events.seen() if kind == "DELETED"]
-        assert deleted == ["web-2", "web-1", "web-0"]
-        # each pod came back under its name and found its claim's earlier boots
-        assert _boots(core, fw, "data-web-0") == ["web-0", "web-0"]
-        assert _boots(core, fw, "data-web-2") == ["web-2", "web-2"]
-        revisions = kubectl(fw, "get", "controllerrevisions", "-o", "name").split()
-        assert sorted(revisions) == sorted(f"controllerrevision.apps/{r}" for r in (first, second))
+        first = _created_in_order(fw, core, apps, events)
+        second = _canary_above_partition(fw, core, apps, first)
+        _rollout_completes_from_highest_ordinal(fw, core, apps, events, first, second)
     finally:
         events.stop()
+    _deleted_set_keeps_claims(fw, core)
+
+
+def _created_in_order(
+    fw: Framework,
+    core: kubernetes.client.CoreV1Api,
+    apps: kubernetes.client.AppsV1Api,
+    events: PodEvents,
+) -> str:
+    """OrderedReady creates each ordinal once the one below is Ready; returns the revision."""
+    kubectl(fw, "apply", "-f", "-", stdin=manifests("web", 3))
+    out = kubectl(fw, "rollout", "status", "sts/web", "--timeout=120s")
+    assert "roll out complete" in out
+    created = [e for e in events.seen() if e[0] in ("ADDED", "READY")]
+    assert created[:6] == [
+        ("ADDED", "web-0"),
+        ("READY", "web-0"),
+        ("ADDED", "web-1"),
+        ("READY", "web-1"),
+        ("ADDED", "web-2"),
+        ("READY", "web-2"),
+    ]
+    pod = core.read_namespaced_pod("web-1", fw.namespace)
+    assert pod.metadata.labels["statefulset.kubernetes.io/pod-name"] == "web-1"
+    assert pod.metadata.labels["apps.kubernetes.io/pod-index"] == "1"
+    assert (pod.spec.hostname, pod.spec.subdomain) == ("web-1", "web")
+    sts = apps.read_namespaced_stateful_set("web", fw.namespace)
+    first: str = sts.status.update_revision
+    assert pod.metadata.labels["controller-revision-hash"] == first
+    assert (sts.status.ready_replicas, sts.status.current_replicas) == (3, 3)
+    assert kubectl(fw, "get", "sts", "web", "--no-headers").split()[:2] == ["web", "3/3"]
+    assert _boots(core, fw, "data-web-1") == ["web-1"]
+    return first
+
+
+def _canary_above_partition(
+    fw: Framework, core: kubernetes.client.CoreV1Api, apps: kubernetes.client.AppsV1Api, first: str
+) -> str:
+    """A canary: only the ordinals at or above the partition take the new template; returns its
+    revision."""
+    _set_partition(fw, 1)
+    kubectl(fw, "set", "env", "sts/web", "VERSION=2")
+    fw.wait(
+        "ordinals 1 and 2 updated",
+        lambda: apps.read_namespaced_stateful_set("web", fw.namespace).status.updated_replicas == 2,
+        timeout=120,
+    )
+    kubectl(fw, "rollout", "status", "sts/web", "--timeout=60s")
+    second: str = apps.read_namespaced_stateful_set("web", fw.namespace).status.update_revision
+    assert second != first
+    by_pod = {
+        p.metadata.name: p.metadata.labels["controller-revision-hash"]
+        for p in core.list_namespaced_pod(fw.namespace, label_selector="app=web").items
+    }
+    assert by_pod == {"web-0": first, "web-1": second, "web-2": second}
+    return second
+
+
+def _rollout_completes_from_highest_ordinal(
+    fw: Framework,
+    core: kubernetes.client.CoreV1Api,
+    apps: kubernetes.client.AppsV1Api,
+    events: PodEvents,
+    first: str,
+    second: str,
+) -> None:
+    """Partition 0 replaces the rest, highest ordinal first; each pod keeps its claim's data."""
+    _set_partition(fw, 0)
+    fw.wait(
+        "the rollout completes",
+        lambda: (
+            apps.read_namespaced_stateful_set("web", fw.namespace).status.current_revision == second
+        ),
+        timeout=120,
+    )
+    deleted = [name for kind, name in events.seen() if kind == "DELETED"]
+    assert deleted == ["web-2", "web-1", "web-0"]
+    # each pod came back under its name and found its claim's earlier boots
+    assert _boots(core, fw, "data-web-0") == ["web-0", "web-0"]
+    assert _boots(core, fw, "data-web-2") == ["web-2", "web-2"]
+    revisions = kubectl(fw, "get", "controllerrevisions", "-o", "name").split()
+    assert sorted(revisions) == sorted(f"controllerrevision.apps/{r}" for r in (first, second))
+
+
+def _set_partition(fw: Framework, partition: int) -> None:
+    """Patch the rolling update's partition of the `web` StatefulSet."""
+    kubectl(
+        fw,
+        "patch",
+        "sts",
+        "web",
+        "-p",
+        json.dumps({"spec": {"updateStrategy": {"rollingUpdate": {"partition": partition}}}}),
+    )
+
+
+def _deleted_set_keeps_claims(fw: Framework, core: kubernetes.client.CoreV1Api) -> None:
+    """Deleting the set removes its pods and, with the Retain policy, keeps its claims."""
     kubectl(fw, "delete", "sts", "web", "--wait=false")
     fw.wait(
         "pods gone",

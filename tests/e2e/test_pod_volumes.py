@@ -86,6 +86,7 @@ def _sources(framework: Framework) -> None:
 
 
 def _spec() -> dict[str, Any]:
+    """The reader's pod spec: one container with env from every source, mounting `_volumes()`."""
     return {
         "containers": [
             {
@@ -93,30 +94,7 @@ def _spec() -> dict[str, Any]:
                 "image": "local",
                 "command": python(READER),
                 "resources": {"limits": {"memory": "64Mi", "cpu": "250m"}},
-                "env": [
-                    {
-                        "name": "ZONE_MOTD",
-                        "valueFrom": {"configMapKeyRef": {"name": "zone-config", "key": "motd"}},
-                    },
-                    {
-                        "name": "ZONE_TOKEN",
-                        "valueFrom": {"secretKeyRef": {"name": "zone-secret", "key": "token"}},
-                    },
-                    {
-                        "name": "ABSENT",
-                        "valueFrom": {
-                            "secretKeyRef": {"name": "nope", "key": "x", "optional": True}
-                        },
-                    },
-                    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-                    {
-                        "name": "MEM_MI",
-                        "valueFrom": {
-                            "resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}
-                        },
-                    },
-                    {"name": "GREETING", "value": "hello $(POD_NAME)"},
-                ],
+                "env": _env(),
                 "envFrom": [{"prefix": "CFG_", "configMapRef": {"name": "zone-config"}}],
                 "volumeMounts": [
                     {"name": "config", "mountPath": "/etc/zone"},
@@ -128,57 +106,87 @@ def _spec() -> dict[str, Any]:
                 ],
             }
         ],
-        "volumes": [
-            {"name": "config", "configMap": {"name": "zone-config", "defaultMode": 0o440}},
-            {
-                "name": "archive",
-                "configMap": {
-                    "name": "zone-config",
-                    "items": [{"key": "config.tar.gz", "path": "config.tar.gz"}],
-                },
-            },
-            {"name": "secret", "secret": {"secretName": "zone-secret"}},
-            {
-                "name": "podinfo",
-                "downwardAPI": {
-                    "items": [
-                        {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
-                        {"path": "name", "fieldRef": {"fieldPath": "metadata.name"}},
-                        {
-                            "path": "cpu",
-                            "resourceFieldRef": {
-                                "containerName": "zone",
-                                "resource": "limits.cpu",
-                                "divisor": "1m",
-                            },
-                        },
-                    ]
-                },
-            },
-            {
-                "name": "projected",
-                "projected": {
-                    "sources": [
-                        {
-                            "configMap": {
-                                "name": "zone-config",
-                                "items": [{"key": "motd", "path": "m"}],
-                            }
-                        },
-                        {"secret": {"name": "zone-secret"}},
-                        {
-                            "downwardAPI": {
-                                "items": [
-                                    {"path": "ns", "fieldRef": {"fieldPath": "metadata.namespace"}}
-                                ]
-                            }
-                        },
-                        {"serviceAccountToken": {"path": "sa-token"}},
-                    ]
-                },
-            },
-        ],
+        "volumes": _volumes(),
     }
+
+
+def _env() -> list[dict[str, Any]]:
+    """Env from a ConfigMap key, a Secret key, an optional absent Secret, the downward API (a
+    field, a resource) and a value referring to another variable."""
+    return [
+        {
+            "name": "ZONE_MOTD",
+            "valueFrom": {"configMapKeyRef": {"name": "zone-config", "key": "motd"}},
+        },
+        {
+            "name": "ZONE_TOKEN",
+            "valueFrom": {"secretKeyRef": {"name": "zone-secret", "key": "token"}},
+        },
+        {
+            "name": "ABSENT",
+            "valueFrom": {"secretKeyRef": {"name": "nope", "key": "x", "optional": True}},
+        },
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {
+            "name": "MEM_MI",
+            "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}},
+        },
+        {"name": "GREETING", "value": "hello $(POD_NAME)"},
+    ]
+
+
+def _volumes() -> list[dict[str, Any]]:
+    """A ConfigMap (whole, and one item), a Secret, downward-API files and a projected volume."""
+    return [
+        {"name": "config", "configMap": {"name": "zone-config", "defaultMode": 0o440}},
+        {
+            "name": "archive",
+            "configMap": {
+                "name": "zone-config",
+                "items": [{"key": "config.tar.gz", "path": "config.tar.gz"}],
+            },
+        },
+        {"name": "secret", "secret": {"secretName": "zone-secret"}},
+        {
+            "name": "podinfo",
+            "downwardAPI": {
+                "items": [
+                    {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+                    {"path": "name", "fieldRef": {"fieldPath": "metadata.name"}},
+                    {
+                        "path": "cpu",
+                        "resourceFieldRef": {
+                            "containerName": "zone",
+                            "resource": "limits.cpu",
+                            "divisor": "1m",
+                        },
+                    },
+                ]
+            },
+        },
+        {
+            "name": "projected",
+            "projected": {
+                "sources": [
+                    {
+                        "configMap": {
+                            "name": "zone-config",
+                            "items": [{"key": "motd", "path": "m"}],
+                        }
+                    },
+                    {"secret": {"name": "zone-secret"}},
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {"path": "ns", "fieldRef": {"fieldPath": "metadata.namespace"}}
+                            ]
+                        }
+                    },
+                    {"serviceAccountToken": {"path": "sa-token"}},
+                ]
+            },
+        },
+    ]
 
 
 def test_process_pod_reads_its_volumes_and_env_and_sees_a_config_map_update(

@@ -57,6 +57,11 @@ def ready_zones(apps: kubernetes.client.AppsV1Api, fw: Framework) -> int:
     )
 
 
+def zone_pods(core: kubernetes.client.CoreV1Api, fw: Framework) -> list[str]:
+    pods = core.list_namespaced_pod(fw.namespace, label_selector="app=zs-zone").items
+    return sorted(p.metadata.name for p in pods)
+
+
 @pytest.mark.timeout(420)
 def test_zone_servers_install_restart_scale_uninstall(
     framework: Framework,
@@ -65,6 +70,15 @@ def test_zone_servers_install_restart_scale_uninstall(
     apps: kubernetes.client.AppsV1Api,
 ) -> None:
     fw = framework
+    _install_zones_in_order(fw, core)
+    _gate_reaches_every_zone(fw, core)
+    _deleted_zone_back_with_its_save(fw, core)
+    _scale_with_helm_upgrade(fw, core, apps)
+    _uninstall_leaves_the_claims(fw, core, apps)
+
+
+def _install_zones_in_order(fw: Framework, core: kubernetes.client.CoreV1Api) -> None:
+    """`helm install`: the zones are created and Ready in ordinal order."""
     events = PodEvents(core, fw.namespace, "zs-zone")
     try:
         with helm.Config(namespace=fw.namespace, kubeconfig_path=fw.kubeconfig) as cfg:
@@ -77,6 +91,10 @@ def test_zone_servers_install_restart_scale_uninstall(
         assert added[:3] == ["zs-zone-0", "zs-zone-1", "zs-zone-2"]
     finally:
         events.stop()
+
+
+def _gate_reaches_every_zone(fw: Framework, core: kubernetes.client.CoreV1Api) -> None:
+    """The gate reaches every zone by its stable name."""
     kubectl(fw, "rollout", "status", "sts/zs-gate", "--timeout=120s")
     zones = gate_zones(core, fw)
     assert [(z["zone"], z["pod"], z["name"]) for z in zones] == [
@@ -86,7 +104,9 @@ def test_zone_servers_install_restart_scale_uninstall(
     ]
     assert zones[0]["motd"] == "Welcome to the zone servers example"
 
-    # a zone pod deleted: the preStop hook saves, the pod comes back under its name, loads it
+
+def _deleted_zone_back_with_its_save(fw: Framework, core: kubernetes.client.CoreV1Api) -> None:
+    """A zone pod deleted: the preStop hook saves, the pod comes back under its name, loads it."""
     before = core.read_namespaced_pod("zs-zone-1", fw.namespace).metadata.uid
     kubectl(fw, "delete", "pod", "zs-zone-1")
     fw.wait(
@@ -97,7 +117,11 @@ def test_zone_servers_install_restart_scale_uninstall(
     saved = save_file(core, fw, 1)
     assert (saved["boots"], saved["saves"]) == (2, ["boot", "preStop", "boot"])
 
-    # scale the zone count with the chart's values: up one, then down to two
+
+def _scale_with_helm_upgrade(
+    fw: Framework, core: kubernetes.client.CoreV1Api, apps: kubernetes.client.AppsV1Api
+) -> None:
+    """Scale the zone count with the chart's values: up one, then down to two."""
     with helm.Config(namespace=fw.namespace, kubeconfig_path=fw.kubeconfig) as cfg:
         cfg.upgrade(
             str(CHART), RELEASE, {"zones": {"count": 4}}, namespace=fw.namespace, timeout=120
@@ -113,14 +137,16 @@ def test_zone_servers_install_restart_scale_uninstall(
         cfg.upgrade(
             str(CHART), RELEASE, {"zones": {"count": 2}}, namespace=fw.namespace, timeout=120
         )
-
-    def zone_pods() -> list[str]:
-        pods = core.list_namespaced_pod(fw.namespace, label_selector="app=zs-zone").items
-        return sorted(p.metadata.name for p in pods)
-
-    fw.wait("two zones left", lambda: zone_pods() == ["zs-zone-0", "zs-zone-1"], timeout=120)
+    fw.wait(
+        "two zones left", lambda: zone_pods(core, fw) == ["zs-zone-0", "zs-zone-1"], timeout=120
+    )
     assert save_file(core, fw, 3)["saves"][-1] == "preStop"  # the scaled-down zone saved
 
+
+def _uninstall_leaves_the_claims(
+    fw: Framework, core: kubernetes.client.CoreV1Api, apps: kubernetes.client.AppsV1Api
+) -> None:
+    """`helm uninstall` removes the release's objects but not the claims (Retain)."""
     with helm.Config(namespace=fw.namespace, kubeconfig_path=fw.kubeconfig) as cfg:
         cfg.uninstall(RELEASE)
     fw.wait(
@@ -129,7 +155,7 @@ def test_zone_servers_install_restart_scale_uninstall(
             not core.list_namespaced_pod(
                 fw.namespace, label_selector="app.kubernetes.io/instance=zs"
             ).items
-            and not zone_pods()
+            and not zone_pods(core, fw)
             and not apps.list_namespaced_stateful_set(
                 fw.namespace, label_selector="app.kubernetes.io/instance=zs"
             ).items

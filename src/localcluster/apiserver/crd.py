@@ -30,7 +30,8 @@ from .handlers import ResourceHandler
 from .meta import now_rfc3339
 from .registry import Registry
 from .requests import is_dry_run, json_response, read_body
-from .resources import COMMON_FIELDS, ResourceInfo
+from .resources import ResourceInfo
+from .selectors import COMMON_FIELDS
 from .workqueue import EmbeddedQueue
 
 log = logging.getLogger(__name__)

@@ -47,29 +47,10 @@ async def delete(
     current = reg.get(info, ns, name)
     old = current.obj
     omd = old["metadata"]
-    if opts.uid is not None and opts.uid != omd.get("uid"):
-        raise errors.conflict(
-            info.group,
-            info.resource,
-            name,
-            f"Precondition failed: UID in precondition: {opts.uid}, UID in object meta: {omd.get('uid')}",
-        )
-    if opts.resource_version is not None and opts.resource_version != omd.get("resourceVersion"):
-        raise errors.conflict(
-            info.group,
-            info.resource,
-            name,
-            f"Precondition failed: ResourceVersion in precondition: {opts.resource_version}, ResourceVersion in object meta: {omd.get('resourceVersion')}",
-        )
+    _check_preconditions(info, name, omd, opts)
     if reg.admission is not None:
         await reg.admission.validate("DELETE", info, "", None, old, opts.dry_run)
-    finalizers = list(omd.get("finalizers") or [])
-    policy = opts.propagation
-    gc_finalizers = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
-    if policy:
-        finalizers = [f for f in finalizers if f not in ("orphan", "foregroundDeletion")]
-        if policy in gc_finalizers:
-            finalizers.append(gc_finalizers[policy])
+    finalizers = _finalizers_for_propagation(omd, opts.propagation)
     pending_spec = (
         info.kind == "Namespace"
         and not info.group
@@ -112,6 +93,36 @@ async def delete(
     if opts.dry_run:
         return current, True
     return reg.remove(info, current), True
+
+
+def _check_preconditions(info: ResourceInfo, name: str, omd: Obj, opts: DeleteOptions) -> None:
+    """The request's uid and resourceVersion preconditions must name the stored object (409)."""
+    if opts.uid is not None and opts.uid != omd.get("uid"):
+        raise errors.conflict(
+            info.group,
+            info.resource,
+            name,
+            f"Precondition failed: UID in precondition: {opts.uid}, UID in object meta: {omd.get('uid')}",
+        )
+    if opts.resource_version is not None and opts.resource_version != omd.get("resourceVersion"):
+        raise errors.conflict(
+            info.group,
+            info.resource,
+            name,
+            f"Precondition failed: ResourceVersion in precondition: {opts.resource_version}, ResourceVersion in object meta: {omd.get('resourceVersion')}",
+        )
+
+
+def _finalizers_for_propagation(omd: Obj, policy: str) -> list[str]:
+    """The object's finalizers once the propagation policy is applied: an explicit policy replaces
+    the garbage collector's finalizers with its own (Foreground, Orphan) or none (Background)."""
+    finalizers = list(omd.get("finalizers") or [])
+    gc_finalizers = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
+    if policy:
+        finalizers = [f for f in finalizers if f not in ("orphan", "foregroundDeletion")]
+        if policy in gc_finalizers:
+            finalizers.append(gc_finalizers[policy])
+    return finalizers
 
 
 def _pod_grace_period(reg: RegistryOps, info: ResourceInfo, pod: Obj, opts: DeleteOptions) -> int:

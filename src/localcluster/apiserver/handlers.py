@@ -17,10 +17,11 @@ from aiohttp import web
 from ...apis import field
 from . import errors, limits, managedfields
 from .deletion import DeleteOptions
+from .listing import decode_continue
 from .meta import now_rfc3339
 from .printers import columns_for_resource
 from .protobuf import CONTENT_TYPE as PROTOBUF
-from .registry import Registry, decode_continue
+from .registry import Registry
 from .requests import (
     decode_protobuf,
     encode,

@@ -3,15 +3,14 @@
 This is the Python counterpart of apiserver's `registry/generic/registry.Store`: optimistic
 concurrency on resourceVersion, generation on spec change, the main resource versus the status
 subresource, finalizers and deletionTimestamp, delete propagation, dry run and admission. HTTP parsing
-lives in `handlers.py`; storage in `store.py`. Listeners (the CRD, namespace and garbage-collection
-controllers) are told of every committed change, synchronously, and must not block.
+lives in `handlers.py`; storage in `store.py`; list pages and continue tokens in `listing.py`.
+Listeners (the CRD, namespace and garbage-collection controllers) are told of every committed
+change, synchronously, and must not block.
 """
 
 from __future__ import annotations
 
-import base64
 import copy
-import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -22,6 +21,7 @@ from . import (
     apps,
     deletion,
     errors,
+    listing,
     managedfields,
     meta,
     patching,
@@ -41,7 +41,7 @@ from .patch import PatchMeta
 from .registryops import Admission, ListResult, Obj
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
-from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
+from .selectors import FieldSelector, LabelSelector
 from .store import Entry, Store
 
 Listener = Callable[[ResourceInfo, Obj | None, Obj | None], None]
@@ -141,50 +141,10 @@ class Registry:
         continue_token: str = "",
         exact_rv: int | None = None,
     ) -> ListResult:
-        """A (page of a) list. A continue token resumes the snapshot its first page saw, as etcd
-        does; `exact_rv` lists the state at that resourceVersion (resourceVersionMatch=Exact)."""
-        start: tuple[str, str] | None = None
-        rv = self.store.rv
-        snapshot: list[Entry] | None = None
-        if continue_token:
-            start, rv = decode_continue(continue_token)
-            try:
-                snapshot = self.store.list_at(info.key, ns, rv, start)
-            except errors.StatusError:
-                raise errors.gone(_CONTINUE_EXPIRED) from None
-        elif exact_rv is not None:
-            rv = exact_rv
-            try:
-                snapshot = self.store.list_at(info.key, ns, rv)
-            except errors.StatusError:
-                raise errors.gone(_EXACT_EXPIRED) from None
-        source = iter(snapshot) if snapshot is not None else self.store.list(info.key, ns, start)
-        out: list[Entry] = []
-        filtered = not labels.empty() or bool(fields)
-        getters = info.fields
-        more = False
-        for entry in source:
-            obj = entry.obj
-            if not labels_match(labels, obj["metadata"].get("labels")):
-                continue
-            if fields and not fields_match(fields, getters, obj):
-                continue
-            if limit and len(out) >= limit:
-                more = True
-                break
-            out.append(entry)
-        token = ""
-        remaining = None
-        if more:
-            last = out[-1].obj["metadata"]
-            start_key = [last.get("namespace", ""), last["name"]]
-            token = base64.b64encode(
-                json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start_key}).encode()
-            ).decode()
-            if not filtered:
-                # The entry that stopped the page and everything after it.
-                remaining = 1 + sum(1 for _ in source)
-        return ListResult(out, rv, token, remaining)
+        """A (page of a) list (listing.py)."""
+        return listing.list_entries(
+            self.store, info, ns, labels, fields, limit, continue_token, exact_rv
+        )
 
     # --- writes ---
 
@@ -615,26 +575,3 @@ class Registry:
 
     def force_remove(self, info: ResourceInfo, entry: Entry) -> Entry:
         return self.remove(info, entry)
-
-
-def decode_continue(token: str) -> tuple[tuple[str, str], int]:
-    """The start key and resourceVersion of a continue token; a 400 when it is not one."""
-    try:
-        decoded = json.loads(base64.b64decode(token))
-        start = (str(decoded["start"][0]), str(decoded["start"][1]))
-        return start, int(decoded["rv"])
-    except (ValueError, KeyError, TypeError, IndexError):
-        raise errors.bad_request(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
-        ) from None
-
-
-# The etcd store's message when an exact list's revision has been compacted.
-_EXACT_EXPIRED = "The resourceVersion for the provided list is too old."
-_CONTINUE_EXPIRED = (
-    "The provided continue parameter is too old to display a consistent list result. You can start "
-    "a new list without the continue parameter, or use the continue token in this response to "
-    "retrieve the remainder of the results. Continuing with the provided token results in an "
-    "inconsistent list - objects that were created, modified, or deleted between the time the first "
-    "chunk was returned and now may show up in the list."
-)

@@ -1,8 +1,10 @@
 """What the server knows about each resource it serves: names, scope, subresources, selectors.
 
 A `ResourceInfo` is the unit of routing, discovery and storage. Built-in kinds are declared here
-(`builtin_resources()`, including a few stored-only ones: RBAC, PDBs, PriorityClasses); custom resources get one per served version from `crd.py`. Storage is keyed by
-`<group>/<plural>` whatever the version, so every served version of a CRD shares its objects.
+(`builtin_resources()`, including a few stored-only ones: RBAC, PDBs, PriorityClasses); custom
+resources get one per served version from `crd.py`. Storage is keyed by `<group>/<plural>`
+whatever the version, so every served version of a CRD shares its objects (and events.k8s.io/v1
+Events are stored as core/v1 Events, converted by `events.py`).
 """
 
 from __future__ import annotations
@@ -11,32 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .events import EVENT_FIELDS, EVENTS_V1_FIELDS, event_from_core, event_to_core
 from .patch import PRIMITIVE_MERGE, PatchMeta
-from .selectors import FieldGetter
+from .selectors import COMMON_FIELDS, FieldGetter, field_path
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
-
-def _path(*names: str) -> FieldGetter:
-    def get(obj: Mapping[str, Any]) -> str:
-        cur: Any = obj
-        for n in names:
-            if not isinstance(cur, Mapping):
-                return ""
-            cur = cur.get(n)
-        if cur is None:
-            return ""
-        if isinstance(cur, bool):
-            return "true" if cur else "false"
-        return str(cur)
-
-    return get
-
-
-COMMON_FIELDS: dict[str, FieldGetter] = {
-    "metadata.name": _path("metadata", "name"),
-    "metadata.namespace": _path("metadata", "namespace"),
-}
 
 # Patch metadata every kind shares (ObjectMeta).
 META_PATCH: dict[tuple[str, ...], str] = {
@@ -125,93 +107,15 @@ def _pod_spec_meta(prefix: tuple[str, ...]) -> dict[tuple[str, ...], str]:
 
 POD_FIELDS = {
     **COMMON_FIELDS,
-    "spec.nodeName": _path("spec", "nodeName"),
-    "spec.restartPolicy": _path("spec", "restartPolicy"),
-    "spec.schedulerName": _path("spec", "schedulerName"),
-    "spec.serviceAccountName": _path("spec", "serviceAccountName"),
+    "spec.nodeName": field_path("spec", "nodeName"),
+    "spec.restartPolicy": field_path("spec", "restartPolicy"),
+    "spec.schedulerName": field_path("spec", "schedulerName"),
+    "spec.serviceAccountName": field_path("spec", "serviceAccountName"),
     "spec.hostNetwork": lambda o: "true" if (o.get("spec") or {}).get("hostNetwork") else "false",
-    "status.phase": _path("status", "phase"),
-    "status.podIP": _path("status", "podIP"),
-    "status.nominatedNodeName": _path("status", "nominatedNodeName"),
+    "status.phase": field_path("status", "phase"),
+    "status.podIP": field_path("status", "podIP"),
+    "status.nominatedNodeName": field_path("status", "nominatedNodeName"),
 }
-
-EVENT_FIELDS = {
-    **COMMON_FIELDS,
-    "involvedObject.kind": _path("involvedObject", "kind"),
-    "involvedObject.namespace": _path("involvedObject", "namespace"),
-    "involvedObject.name": _path("involvedObject", "name"),
-    "involvedObject.uid": _path("involvedObject", "uid"),
-    "involvedObject.apiVersion": _path("involvedObject", "apiVersion"),
-    "involvedObject.resourceVersion": _path("involvedObject", "resourceVersion"),
-    "involvedObject.fieldPath": _path("involvedObject", "fieldPath"),
-    "reason": _path("reason"),
-    "reportingComponent": _path("reportingComponent"),
-    "source": lambda o: (
-        (o.get("source") or {}).get("component") or o.get("reportingComponent") or ""
-    ),
-    "type": _path("type"),
-}
-
-# events.k8s.io/v1 events are stored as core/v1 events: its field labels read the stored form.
-EVENTS_V1_FIELDS = {
-    **COMMON_FIELDS,
-    **{
-        f"regarding.{f}": EVENT_FIELDS[f"involvedObject.{f}"]
-        for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
-    },
-    "reason": EVENT_FIELDS["reason"],
-    "reportingController": EVENT_FIELDS["reportingComponent"],
-    "deprecatedSource": EVENT_FIELDS["source"],
-    "type": EVENT_FIELDS["type"],
-}
-
-# (core/v1 field, events.k8s.io/v1 field) pairs of the Event conversion.
-_EVENT_FIELD_PAIRS = (
-    ("involvedObject", "regarding"),
-    ("message", "note"),
-    ("related", "related"),
-    ("reportingComponent", "reportingController"),
-    ("reportingInstance", "reportingInstance"),
-    ("source", "deprecatedSource"),
-    ("firstTimestamp", "deprecatedFirstTimestamp"),
-    ("lastTimestamp", "deprecatedLastTimestamp"),
-    ("count", "deprecatedCount"),
-    ("eventTime", "eventTime"),
-    ("action", "action"),
-    ("reason", "reason"),
-    ("type", "type"),
-    ("series", "series"),
-)
-
-
-def event_to_core(obj: dict[str, Any]) -> dict[str, Any]:
-    """An events.k8s.io/v1 Event in its stored core/v1 form."""
-    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Event", "metadata": obj.get("metadata", {})}
-    for core, v1 in _EVENT_FIELD_PAIRS:
-        if v1 in obj:
-            out[core] = obj[v1]
-    return out
-
-
-def event_from_core(obj: dict[str, Any]) -> dict[str, Any]:
-    """A stored core/v1 Event as events.k8s.io/v1 serves it."""
-    out: dict[str, Any] = {
-        "apiVersion": "events.k8s.io/v1",
-        "kind": "Event",
-        "metadata": obj.get("metadata", {}),
-    }
-    for core, v1 in _EVENT_FIELD_PAIRS:
-        if core in obj:
-            out[v1] = obj[core]
-    # What Go's encoding of events.k8s.io/v1 Event always writes: struct fields (never omitted)
-    # and timestamps without omitempty, null when unset.
-    out.setdefault("eventTime", None)
-    out.setdefault("regarding", {})
-    out.setdefault("deprecatedSource", {})
-    out.setdefault("deprecatedFirstTimestamp", None)
-    out.setdefault("deprecatedLastTimestamp", None)
-    return out
-
 
 _TOP_FIELDS = {
     "Namespace": ("spec", "status"),
@@ -289,7 +193,7 @@ def _builtin_resources() -> list[ResourceInfo]:
             ("ns",),
             (),
             frozenset({"status", "finalize"}),
-            {**COMMON_FIELDS, "status.phase": _path("status", "phase")},
+            {**COMMON_FIELDS, "status.phase": field_path("status", "phase")},
             _meta({("spec", "finalizers"): PRIMITIVE_MERGE}),
             # The namespace registry has no DeleteCollection (kubectl deletes them one by one).
             verbs=tuple(v for v in ALL_VERBS if v != "deletecollection"),
@@ -389,7 +293,7 @@ def _builtin_resources() -> list[ResourceInfo]:
             (),
             (),
             frozenset(),
-            {**COMMON_FIELDS, "type": _path("type")},
+            {**COMMON_FIELDS, "type": field_path("type")},
             _meta(),
         ),
         ResourceInfo(

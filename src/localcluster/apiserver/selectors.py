@@ -95,6 +95,31 @@ def parse_field_selector(text: str) -> FieldSelector:
 FieldGetter = Callable[[Mapping[str, Any]], str]
 
 
+def field_path(*names: str) -> FieldGetter:
+    """The field label read at `names`: '' when absent, booleans as `true`/`false`."""
+
+    def get(obj: Mapping[str, Any]) -> str:
+        cur: Any = obj
+        for n in names:
+            if not isinstance(cur, Mapping):
+                return ""
+            cur = cur.get(n)
+        if cur is None:
+            return ""
+        if isinstance(cur, bool):
+            return "true" if cur else "false"
+        return str(cur)
+
+    return get
+
+
+COMMON_FIELDS: dict[str, FieldGetter] = {
+    "metadata.name": field_path("metadata", "name"),
+    "metadata.namespace": field_path("metadata", "namespace"),
+}
+"""The field labels every kind has."""
+
+
 def fields_match(
     selector: FieldSelector, getters: Mapping[str, FieldGetter], obj: Mapping[str, Any]
 ) -> bool:

@@ -14,7 +14,9 @@ import ssl
 import sys
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import aiohttp
 import pytest
@@ -64,74 +66,18 @@ async def test_sigterm_during_allocations_drains_and_loses_nothing(tmp_path: Pat
     async with harness() as h:
         for i in range(200):
             await h.create_ready(f"gs-{i}")
-        h.server.faults.write_latency = 0.05  # allocations last: SIGTERM finds some in flight
+        h.server.faults.set_write_latency(0.05)  # allocations last: SIGTERM finds some in flight
         log = (tmp_path / "extensions.log").open("wb")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "agones",
-            "extensions",
-            f"--kubeconfig={h.server.kubeconfig}",
-            f"--webhook-port={port}",
-            f"--http-port={health}",
-            "--bind=127.0.0.1",
-            f"--cert-file={tmp_path / 'server.crt'}",
-            f"--key-file={tmp_path / 'server.key'}",
-            f"--readiness-shutdown-duration={SHUTDOWN_DURATION}s",
-            stdout=log,
-            stderr=asyncio.subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        proc = await _start_extensions(h.server.kubeconfig, tmp_path, port, health, log)
         try:
             await wait_for_async(
                 lambda: _ok(ready_status(health)), timeout=60, what="extensions /ready"
             )
-            tls = ssl.create_default_context(cafile=str(tmp_path / "server.crt"))
-            base = f"https://127.0.0.1:{port}"
-            url = f"{base}/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations"
-            answered: list[str] = []
-            reviewed: list[float] = []
-            refused: list[str] = []
-            signalled = asyncio.Event()
-
-            async def allocate() -> None:
-                async with aiohttp.ClientSession() as session:
-                    while True:
-                        try:
-                            async with session.post(url, json=GSA, ssl=tls) as resp:
-                                body = await resp.json()
-                        except aiohttp.ClientError as err:
-                            refused.append(type(err).__name__)
-                            return
-                        assert resp.status == 201, body
-                        if body["status"]["state"] == "Allocated":
-                            answered.append(body["status"]["gameServerName"])
-
-            async def review() -> None:
-                async with aiohttp.ClientSession() as session:
-                    while True:
-                        try:
-                            async with session.post(f"{base}/mutate", json=REVIEW, ssl=tls) as resp:
-                                body = await resp.json()
-                        except aiohttp.ClientError:
-                            return
-                        assert body["response"]["allowed"] is True, body
-                        if signalled.is_set():
-                            reviewed.append(time.monotonic())
-                        await asyncio.sleep(0.05)
-
-            workers = [asyncio.create_task(allocate()) for _ in range(6)]
-            workers.append(asyncio.create_task(review()))
-            await wait_for_async(lambda: len(answered) >= 20, what="allocations under way")
-            proc.send_signal(signal.SIGTERM)
-            signalled.set()
-            sent = time.monotonic()
-            await wait_for_async(
-                lambda: _is(ready_status(health), 503), timeout=5, what="/ready to fail"
+            traffic = Traffic(
+                f"https://127.0.0.1:{port}",
+                ssl.create_default_context(cafile=str(tmp_path / "server.crt")),
             )
-            failed_ready = time.monotonic()
-            code = await asyncio.wait_for(proc.wait(), GRACE_PERIOD)
-            await asyncio.wait_for(asyncio.gather(*workers), 30)
+            code, sent, failed_ready = await _sigterm_under_load(proc, health, traffic)
         finally:
             if proc.returncode is None:
                 proc.kill()
@@ -139,6 +85,7 @@ async def test_sigterm_during_allocations_drains_and_loses_nothing(tmp_path: Pat
             log.close()
         assert code == 0
         # The webhooks answered after /ready had failed: the Service stops routing first
+        reviewed, refused, answered = traffic.reviewed, traffic.refused, traffic.answered
         assert any(t > failed_ready for t in reviewed), (sent, failed_ready, reviewed)
         assert set(refused) <= {"ClientConnectorError", "ServerDisconnectedError"}, refused
         assert len(set(answered)) == len(answered)
@@ -148,6 +95,89 @@ async def test_sigterm_during_allocations_drains_and_loses_nothing(tmp_path: Pat
         }
         assert allocated == set(answered)
         assert len(answered) < 200
+
+
+async def _start_extensions(
+    kubeconfig: str | None, tmp_path: Path, port: int, health: int, log: IO[bytes]
+) -> asyncio.subprocess.Process:
+    """`agones extensions` as a process, its certificate in `tmp_path`, its output to `log`."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agones",
+        "extensions",
+        f"--kubeconfig={kubeconfig}",
+        f"--webhook-port={port}",
+        f"--http-port={health}",
+        "--bind=127.0.0.1",
+        f"--cert-file={tmp_path / 'server.crt'}",
+        f"--key-file={tmp_path / 'server.key'}",
+        f"--readiness-shutdown-duration={SHUTDOWN_DURATION}s",
+        stdout=log,
+        stderr=asyncio.subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+@dataclass
+class Traffic:
+    """Clients of the extensions' HTTPS port until it closes: what each was answered or refused."""
+
+    base: str
+    tls: ssl.SSLContext
+    answered: list[str] = field(default_factory=list)
+    reviewed: list[float] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    signalled: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def allocate(self) -> None:
+        """Allocate one after the other, recording the GameServer of each answer."""
+        url = f"{self.base}/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations"
+        async with aiohttp.ClientSession() as session:
+            while True:
+                try:
+                    async with session.post(url, json=GSA, ssl=self.tls) as resp:
+                        body = await resp.json()
+                except aiohttp.ClientError as err:
+                    self.refused.append(type(err).__name__)
+                    return
+                assert resp.status == 201, body
+                if body["status"]["state"] == "Allocated":
+                    self.answered.append(body["status"]["gameServerName"])
+
+    async def review(self) -> None:
+        """Call the mutating webhook, recording when it answered after the signal."""
+        async with aiohttp.ClientSession() as session:
+            while True:
+                try:
+                    async with session.post(
+                        f"{self.base}/mutate", json=REVIEW, ssl=self.tls
+                    ) as resp:
+                        body = await resp.json()
+                except aiohttp.ClientError:
+                    return
+                assert body["response"]["allowed"] is True, body
+                if self.signalled.is_set():
+                    self.reviewed.append(time.monotonic())
+                await asyncio.sleep(0.05)
+
+
+async def _sigterm_under_load(
+    proc: asyncio.subprocess.Process, health: int, traffic: Traffic
+) -> tuple[int, float, float]:
+    """SIGTERM once allocations are under way; returns the exit code, when the signal was sent
+    and when `/ready` was seen failing."""
+    workers = [asyncio.create_task(traffic.allocate()) for _ in range(6)]
+    workers.append(asyncio.create_task(traffic.review()))
+    await wait_for_async(lambda: len(traffic.answered) >= 20, what="allocations under way")
+    proc.send_signal(signal.SIGTERM)
+    traffic.signalled.set()
+    sent = time.monotonic()
+    await wait_for_async(lambda: _is(ready_status(health), 503), timeout=5, what="/ready to fail")
+    failed_ready = time.monotonic()
+    code = await asyncio.wait_for(proc.wait(), GRACE_PERIOD)
+    await asyncio.wait_for(asyncio.gather(*workers), 30)
+    return code, sent, failed_ready
 
 
 async def _ok(value: Awaitable[int]) -> bool:

@@ -142,6 +142,16 @@ def live(gss: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(env: Env) -> None:
+    servers = await _creates_its_game_servers(env)
+    await _counts_them_and_observes_each_batch(env)
+    await _replaces_one_deleted_behind_its_back(env, servers)
+    await _counts_a_ready_one(env)
+    await _scales_down_through_shutdown(env)
+    await _records_its_events(env)
+
+
+async def _creates_its_game_servers(env: Env) -> list[dict[str, Any]]:
+    """The set creates its 3 GameServers from its template, owned by it and labelled."""
     created = await env.rest.create(GAME_SERVER_SETS, game_server_set("set", 3), env.namespace)
 
     async def three() -> list[dict[str, Any]] | None:
@@ -162,6 +172,11 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         assert owner["uid"] == created["metadata"]["uid"]
         assert owner["kind"] == "GameServerSet" and owner["controller"] is True
         assert gs["spec"]["scheduling"] == "Distributed"
+    return servers
+
+
+async def _counts_them_and_observes_each_batch(env: Env) -> None:
+    """status.replicas counts them; each creation batch is observed in the metrics."""
 
     async def status_replicas(n: int) -> bool:
         status = (await env.game_server_set("set")).get("status") or {}
@@ -174,7 +189,9 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
         count = env.registry.get_sample_value("agones_gameserver_creation_duration_count", labels)
         assert count is not None and count >= 1
 
-    # Deleted behind its back: the set replaces it, and never overshoots.
+
+async def _replaces_one_deleted_behind_its_back(env: Env, servers: list[dict[str, Any]]) -> None:
+    """Deleted behind its back: the set replaces it, and never overshoots."""
     victim = servers[0]["metadata"]["name"]
     await env.rest.delete(GAME_SERVERS, victim, env.namespace)
 
@@ -185,7 +202,9 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
     await wait_for_async(replaced, 30, what="a replacement GameServer")
     assert len(await env.game_servers()) == 3
 
-    # One goes Ready (as the GameServer controller would move it): the status counts it.
+
+async def _counts_a_ready_one(env: Env) -> None:
+    """One goes Ready (as the GameServer controller would move it): the status counts it."""
     ready = (await env.game_servers())[0]["metadata"]["name"]
     await env.set_state(ready, "Ready")
 
@@ -195,7 +214,9 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
 
     await wait_for_async(ready_counted, 30, what="status.readyReplicas 1")
 
-    # Scale down to 1: two move to Shutdown, then (once deleted) the status says 1.
+
+async def _scales_down_through_shutdown(env: Env) -> None:
+    """Scale down to 1: two move to Shutdown, then (once deleted) the status says 1."""
     await env.rest.patch(
         GAME_SERVER_SETS, "set", {"spec": {"replicas": 1}}, namespace=env.namespace
     )
@@ -222,6 +243,10 @@ async def test_game_server_set_keeps_its_count_scales_down_and_reports_status(en
 
     status = await wait_for_async(settled, 30, what="one GameServer left")
     assert status["allocatedReplicas"] == 0 and status["reservedReplicas"] == 0
+
+
+async def _records_its_events(env: Env) -> None:
+    """The set's SuccessfulCreate and SuccessfulDelete events are recorded."""
 
     async def events() -> set[str] | None:
         listed = await env.rest.list(EVENTS, env.namespace)
