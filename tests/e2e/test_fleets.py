@@ -153,7 +153,12 @@ def test_recreate_replaces_every_server_at_once(framework: Framework, fleets: Fl
         lambda: all(s["metadata"]["name"] != old_name for s in fleets.sets("recreate")),
         60,
     )
-    assert any(r == "DeletingGameServerSet" for r, _ in fleets.events("recreate"))
+    # the Event follows the delete it reports (written by the recorder after the call returns)
+    framework.wait(
+        "DeletingGameServerSet event",
+        lambda: any(r == "DeletingGameServerSet" for r, _ in fleets.events("recreate")),
+        30,
+    )
 
 
 def test_allocation_overflow_labels_the_surplus_allocated_servers(
