@@ -13,8 +13,9 @@ where the runtime bind-mounts the container's volumes. The same split is kept he
   child, pid 1 of the container, opens every `Mount`'s source first (so a volume mounted over a
   directory the sources live in, an emptyDir at `/tmp`, cannot hide the ones after it), mounts
   its own `/proc`, bind-mounts every `Mount` from those descriptors (sorted so a parent path
-  comes before the paths under it; read-only ones remounted read-only), changes to
-  the working directory and execs the program. The parent waits and leaves with the child's
+  comes before the paths under it; read-only ones remounted read-only), binds back the
+  program's own directories a volume hid (`program_paths`: an emptyDir at `/tmp` over a checkout
+  under `/tmp`), changes to the working directory and execs the program. The parent waits and leaves with the child's
   status (re-raising the signal that ended it), so the kubelet's exit code is the container's.
   `main_pid(proc)` is the host pid of the container's pid 1, which gets SIGTERM on a stop as a
   runtime sends it (a shell there that does not handle it ignores it, as on Kubernetes).
@@ -93,6 +94,12 @@ for src, dst, ro in spec["mounts"]:
     except OSError as err:
         sys.stderr.write("container init: open %s: %s\n" % (src, err))
         os._exit(128)
+kept = []
+for path in spec["keep"]:
+    try:
+        kept.append((os.open(path, os.O_PATH | os.O_CLOEXEC), path))
+    except OSError:
+        pass
 if spec["pid"] and not mount("proc", "/proc", "proc", 0x2 | 0x4 | 0x8):
     fail("mount /proc")
 for fd, (src, dst, ro) in zip(held, spec["mounts"]):
@@ -100,6 +107,14 @@ for fd, (src, dst, ro) in zip(held, spec["mounts"]):
         fail("bind %s at %s" % (src, dst))
     if ro and not mount("none", dst, None, 0x1000 | 0x20 | 0x1 | 0x4000):
         fail("remount %s read-only" % dst)
+for fd, path in kept:
+    if not os.path.exists(path):
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError:
+            continue
+        if not mount("/proc/self/fd/%d" % fd, path, None, 0x1000 | 0x4000):
+            fail("bind %s back" % path)
 try:
     os.chdir(spec["workdir"])
 except OSError as err:
@@ -111,8 +126,11 @@ except OSError as err:
     sys.stderr.write("container init: exec %s: %s\n" % (argv[0], err))
     os._exit(127 if isinstance(err, FileNotFoundError) else 126)
 """
-"""The container init: argv[1] is a JSON `{"mounts": [[src, dst, ro], ...], "workdir", "pid"}`,
-the rest the program. Flags spelled as numbers: MS_REC|MS_PRIVATE, MS_NOSUID|MS_NODEV|MS_NOEXEC,
+"""The container init: argv[1] is a JSON `{"mounts": [[src, dst, ro], ...], "keep": [path, ...],
+"workdir", "pid"}`, the rest the program. `keep` are the host paths the program itself lives in
+(the repository, the interpreter's prefixes): one a volume hid (an emptyDir at `/tmp` over a
+checkout under `/tmp`) is bound back at its path after the volumes, as an image's own files stay
+visible in a container. Flags spelled as numbers: MS_REC|MS_PRIVATE, MS_NOSUID|MS_NODEV|MS_NOEXEC,
 MS_BIND|MS_REC, MS_BIND|MS_REMOUNT|MS_RDONLY|MS_REC; CLONE_NEWNS, CLONE_NEWPID."""
 
 
@@ -122,12 +140,26 @@ def ordered(mounts: list[Mount]) -> list[Mount]:
     return sorted(mounts, key=lambda m: len(Path(m.target).parts))
 
 
+def program_paths() -> list[str]:
+    """The host directories the container's program is run from (the repository, the virtual
+    environment and the interpreter's installation), each once: none under another."""
+    repo = Path(__file__).resolve().parents[3]
+    found = [repo, Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)]
+    paths = sorted({p.resolve() for p in found if p.is_dir()}, key=lambda p: len(p.parts))
+    out: list[Path] = []
+    for p in paths:
+        if not any(p == q or q in p.parents for q in out):
+            out.append(p)
+    return [str(p) for p in out]
+
+
 def container_init_argv(
     mounts: list[Mount], argv: list[str], workdir: str, pid_namespace: bool = True
 ) -> list[str]:
     """The argv (after the `nsenter` prefix) that runs `argv` as a container with `mounts`."""
     spec = {
         "mounts": [[m.source, m.target, m.read_only] for m in ordered(mounts)],
+        "keep": program_paths(),
         "workdir": workdir,
         "pid": pid_namespace,
     }
