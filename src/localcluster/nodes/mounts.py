@@ -44,6 +44,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from .containers import REPO_ROOT
+
 MS_RDONLY = 0x1
 MS_REMOUNT = 0x20
 MS_BIND = 0x1000
@@ -143,8 +145,7 @@ def ordered(mounts: list[Mount]) -> list[Mount]:
 def program_paths() -> list[str]:
     """The host directories the container's program is run from (the repository, the virtual
     environment and the interpreter's installation), each once: none under another."""
-    repo = Path(__file__).resolve().parents[3]
-    found = [repo, Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)]
+    found = [REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)]
     paths = sorted({p.resolve() for p in found if p.is_dir()}, key=lambda p: len(p.parts))
     out: list[Path] = []
     for p in paths:
