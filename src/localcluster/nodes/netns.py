@@ -283,28 +283,14 @@ class PodNetwork:
             )
             self._transports.append(transport)
 
-    async def expose_host_port(self, port: int, target: tuple[str, int]) -> None:
-        """Listen on `127.0.0.1:port` in the pod; relay each connection to `target` on the host."""
-        sock = await self.new_socket(f"listen:{port}")
+    async def _serve_relay(self, request: str, target: tuple[str, int]) -> asyncio.AbstractServer:
+        """Listen on the socket `request` names in the pod; relay each TCP connection to
+        `target` on the host."""
+        sock = await self.new_socket(request)
 
         async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
                 r2, w2 = await asyncio.open_connection(*target)
-            except OSError:
-                writer.close()
-                return
-            await _pipe_both(reader, writer, r2, w2)
-
-        self._servers.append(await asyncio.start_server(on_conn, sock=sock))
-
-    async def relay_tcp(self, address: tuple[str, int]) -> asyncio.AbstractServer:
-        """Listen on `address` (a loopback one) in the pod; relay each connection to the same
-        address on the host (`podmesh`: other pods and Services as the pod dials them)."""
-        sock = await self.new_socket(f"listen:{address[0]}:{address[1]}")
-
-        async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            try:
-                r2, w2 = await asyncio.open_connection(*address)
             except OSError:
                 writer.close()
                 return
@@ -314,20 +300,19 @@ class PodNetwork:
         self._servers.append(server)
         return server
 
+    async def expose_host_port(self, port: int, target: tuple[str, int]) -> None:
+        """Listen on `127.0.0.1:port` in the pod; relay each connection to `target` on the host."""
+        await self._serve_relay(f"listen:{port}", target)
+
+    async def relay_tcp(self, address: tuple[str, int]) -> asyncio.AbstractServer:
+        """Listen on `address` (a loopback one) in the pod; relay each connection to the same
+        address on the host (`podmesh`: other pods and Services as the pod dials them)."""
+        return await self._serve_relay(f"listen:{address[0]}:{address[1]}", address)
+
     async def expose_dns(self, address: str, target: tuple[str, int]) -> None:
         """Listen on `address:53` (UDP and TCP) in the pod and relay each query to the cluster
         DNS server at `target` on the host (so the pod's resolv.conf can name `address`)."""
-        tcp = await self.new_socket(f"listen:{address}:53")
-
-        async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            try:
-                r2, w2 = await asyncio.open_connection(*target)
-            except OSError:
-                writer.close()
-                return
-            await _pipe_both(reader, writer, r2, w2)
-
-        self._servers.append(await asyncio.start_server(on_conn, sock=tcp))
+        await self._serve_relay(f"listen:{address}:53", target)
         udp = await self.new_socket(f"udpbind:{address}:53")
         transport, _ = await asyncio.get_running_loop().create_datagram_endpoint(
             lambda: _UDPRelay(target), sock=udp
