@@ -35,10 +35,10 @@ from typing import Any
 
 from agones.client.config import load_kube_config
 from agones.client.errors import ApiError
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import GAME_SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
-GAME_SERVERS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
 NAMESPACE = "default"
 ALLOCATIONS = f"/apis/allocation.agones.dev/v1/namespaces/{NAMESPACE}/gameserverallocations"
 REQUEST = {

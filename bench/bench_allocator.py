@@ -38,13 +38,13 @@ from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.client.config import load_kube_config
 from agones.client.errors import ApiError
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
+from agones.client.versioned.resources import GAME_SERVERS
 from agones.pki import CertificateAuthority, Usage
 from bench.bench_allocation import cpu_per_allocation, process_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
-GAME_SERVERS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
 NAMESPACE = "default"
 METHOD = "/allocation.AllocationService/Allocate"
 MODES = {"ours": "0s", "agones": "500ms"}

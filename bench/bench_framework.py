@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from agones.client.rest import Resource
+from agones.client.versioned.resources import GAME_SERVERS as GAMESERVERS
 from agones.informers import (
     ListWatch,
     ResourceEventHandlerFuncs,
@@ -36,7 +37,6 @@ from agones.workqueue import Queue, WorkerQueue
 from agones.workqueue.default_rate_limiters import ItemFastSlowRateLimiter
 
 ROOT = Path(__file__).resolve().parents[1]
-GAMESERVERS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
 
 
 def game_server(i: int, rv: int, state: str = "Ready") -> dict[str, Any]:

@@ -64,6 +64,19 @@ def go_quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def go_syntax(value: Any) -> str:
+    """Go's `%#v` of a decoded JSON value (`map[string]interface {}`, `[]interface {}`, int64,
+    float64, string, bool, nil), as it shows in a schema error about an object or array value."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{go_quote(str(k))}:{go_syntax(value[k])}" for k in sorted(value))
+        return "map[string]interface {}{" + inner + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(go_syntax(v) for v in value) + "}"
+    return render_value(value)
+
+
 def render_value(value: Any) -> str:
     """Render a bad value the way `field.Error` does."""
     if value is None:

@@ -172,27 +172,32 @@ class Scheme:
         return self.decode_as(kind.type, raw)
 
     def decode_for_mutation(self, kind: Kind[T], data: bytes | str | dict[str, Any]) -> T:
-        """Read `data` as Agones' mutating webhook does: Go's encoding/json leaves `""` in an enum
-        field as the zero value, which the defaults then replace (Go clients always send
-        `status.state: ""`). The one decoder of both `admit` and the webhook's `/mutate`."""
-        return self.decode_as(kind.type, data, empty_enums_unset=kind.mutating_webhook)
+        """Read `data` as Agones' mutating webhook does: Go's enums are string types, so
+        encoding/json takes any string. `""` is the zero value, which the defaults then replace
+        (Go clients always send `status.state: ""`); a string outside the enum is kept as given,
+        and the defaults copy it on (`spec.eviction` → `status.eviction`) for the CRD schema to
+        reject in both places. The one decoder of both `admit` and the webhook's `/mutate`."""
+        return self.decode_as(kind.type, data, go_enums=kind.mutating_webhook)
 
     def decode_as(
         self,
         cls: type[T],
         data: bytes | str | dict[str, Any],
         *,
-        empty_enums_unset: bool = False,
+        go_enums: bool = False,
     ) -> T:
         """Decode into `cls` after the structural checks; `DecodeError` lists every problem."""
         raw = self._parse(data)
-        cleaned, errs = schema.check_types(raw, cls, empty_enums_unset=empty_enums_unset)
+        cleaned, errs = schema.check_types(raw, cls, go_enums=go_enums)
         if errs:
             raise DecodeError("the object does not match its schema", errs)
         try:
-            return msgspec.convert(cleaned, cls)
+            obj = msgspec.convert(cleaned, cls)
         except msgspec.ValidationError as err:
             raise DecodeError(str(err), [_validation_error_to_field(err)]) from None
+        if go_enums:
+            schema.keep_go_enums(obj, raw)
+        return obj
 
     @staticmethod
     def decode_json(cls: type[T], data: bytes | str) -> T:

@@ -15,9 +15,11 @@ handler for). Routes follow Agones (reference §4.8):
 Kinds are looked up in the API scheme at request time, so a kind registered later (e.g.
 FleetAutoscaler) is served without changes here; an unregistered kind is allowed with a warning.
 `/mutate` reads the object as Agones' Go webhook does, through the decoder `agones validate` uses
-(`Scheme.decode_for_mutation`): `""` in an enum is unset and gets defaulted, so the zero values Go
-clients send for unset fields (`status.state: ""`) are accepted. A mutation whose object cannot be
-decoded is allowed unchanged (schema validation then reports it).
+(`Scheme.decode_for_mutation`): Go's enums are string types, so `""` in an enum is unset and gets
+defaulted (the zero values Go clients send for unset fields, `status.state: ""`, are accepted) and
+a string outside the enum is kept and copied on by the defaults (`spec.eviction` → `status.eviction`),
+for the schema to reject in both places. A mutation whose object cannot be decoded (a value of the
+wrong JSON type) is allowed unchanged (schema validation then reports it).
 A denial carries the Status Agones builds: `422 Invalid` with `<Kind>.<group> "<name>" is invalid:
 ...` and one cause per field error; the kube-apiserver, not this code, prefixes
 `admission webhook "validations.agones.dev" denied the request: `. An object that decodes for

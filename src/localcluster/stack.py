@@ -16,7 +16,7 @@ certificates generated into `allocator_certs`). `stop()` undoes all of it, killi
 it started (`stack_processes`), also after a failed start. `ThreadedStack` runs one on its own
 loop in a thread for synchronous callers.
 
-`StackOptions` (`stack_options`), `WriteCounter`, `node_addresses`, `POD_DNS_ADDRESS`, `CRDS` and
+`StackOptions` (`stack_options`), `WriteCounter`, `node_addresses`, `POD_DNS_ADDRESS` and
 `REPO_ROOT` are importable from here too.
 """
 
@@ -53,7 +53,6 @@ from .nodes.kubelet import Kubelet
 from .nodes.podmesh import PodMesh
 from .nodes.scheduler import Scheduler
 from .nodes.serviceproxy import ServiceProxy
-from .stack_agones import CRDS as CRDS
 from .stack_agones import REPO_ROOT as REPO_ROOT
 from .stack_cluster import POD_DNS_ADDRESS as POD_DNS_ADDRESS
 from .stack_cluster import USER_AGENT

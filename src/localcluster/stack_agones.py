@@ -1,8 +1,8 @@
 """The local stack's Agones parts (`stack.LocalStack` runs them unless `StackOptions(agones=False)`).
 
-* `install(client)`: the CRDs from `crds/` (returning once they are Established), the namespace
-  `agones-system`, the `agones-sdk` ServiceAccount in each of `GAMESERVER_NAMESPACES` (as the Helm
-  chart installs it).
+* `install(client)`: the CRDs from `crds/` (`install_crds`, the one CRD installer, also the
+  simulator's: it returns once they are Established), the namespace `agones-system`, the
+  `agones-sdk` ServiceAccount in each of `GAMESERVER_NAMESPACES` (as the Helm chart installs it).
 * `start_webhooks(stack)`: the admission webhooks over HTTPS with a generated certificate,
   `extensions_replicas` servers in-process (`WebhookServer`, each with its own `APIServer`) or,
   with `extensions_process`, `agones extensions` child processes (`extensions_children`) given
@@ -28,7 +28,11 @@ from typing import Any, Protocol
 import yaml
 
 from ..allocator.certs import AllocatorCertDirs, write_allocator_certs
-from ..client.rest import Resource, RESTClient
+from ..client.rest import RESTClient
+from ..client.versioned.resources import APISERVICES, NAMESPACES, SERVICE_ACCOUNTS, SERVICES
+from ..client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
+from ..client.versioned.resources import MUTATING_WEBHOOK_CONFIGURATIONS as MUTATING
+from ..client.versioned.resources import VALIDATING_WEBHOOK_CONFIGURATIONS as VALIDATING
 from ..controllers.gameserverallocations import Allocator, AllocatorSettings, Partition
 from ..controllers.gameserverallocations.controller import Extensions
 from ..controllers.gameserverallocations.multicluster import MultiClusterAllocator
@@ -47,20 +51,9 @@ from .stack_options import StackOptions
 from .stack_processes import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
-NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
-SERVICES = Resource("", "v1", "services")
-SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts")
 # The namespaces the Helm chart's `gameservers.namespaces` names by default: each gets the
 # `agones-sdk` ServiceAccount game server pods run as.
 GAMESERVER_NAMESPACES = ("default",)
-MUTATING = Resource(
-    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", namespaced=False
-)
-VALIDATING = Resource(
-    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
-)
-APISERVICES = Resource("apiregistration.k8s.io", "v1", "apiservices", namespaced=False)
 SYSTEM_NAMESPACE = "agones-system"
 SDK_SERVICE_ACCOUNT = "agones-sdk"
 
@@ -91,13 +84,14 @@ class Stack(Protocol):
 
 async def install(client: RESTClient) -> None:
     """The CRDs, the `agones-system` namespace and the game servers' ServiceAccounts."""
-    await _install_crds(client)
+    await install_crds(client)
     await ensure(client, NAMESPACES, {"metadata": {"name": SYSTEM_NAMESPACE}})
     for ns in GAMESERVER_NAMESPACES:
         await ensure(client, SERVICE_ACCOUNTS, {"metadata": {"name": SDK_SERVICE_ACCOUNT}}, ns)
 
 
-async def _install_crds(client: RESTClient) -> None:
+async def install_crds(client: RESTClient) -> None:
+    """Create (or keep) every CRD under `crds/`; return once all are Established."""
     names = []
     for path in sorted((REPO_ROOT / "crds").glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):

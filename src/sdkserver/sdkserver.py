@@ -43,6 +43,7 @@ from ..featuregates import Feature, FeatureGates
 from ..jsonpatch import create_patch
 from ..sdk.proto import sdk_pb2
 from ..sdk.proto.alpha import alpha_pb2
+from ..workqueue import Requeue
 from .clock import Clock, RealClock, Timer
 from .countslists import (
     UPDATE_COUNTERS,
@@ -225,10 +226,12 @@ class SDKServer(CountsAndLists):
             return old
         try:
             result = await self.store.patch(patch)
-        except ConflictError:
-            # our copy is stale: read again, the queue retries the operation
+        except ConflictError as err:
+            # Our copy is stale (the `test` op's 422, or a 409): an expected outcome, not an error
+            # to log (Go's patchGameServer makes it a trace-level error). Read again; the queue
+            # retries the operation through its rate limiter.
             self._set_cache(await self.store.get())
-            raise
+            raise Requeue(f"the GameServer changed since it was read: {err}") from err
         self._set_cache(result)
         return result
 

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from prometheus_client import CollectorRegistry
 
 from ..apis.agones.v1.fleet import FleetSpec
@@ -41,7 +40,7 @@ from ..controllers.gameservers import PerNodeCounter
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..localcluster.apiserver.server import LocalAPIServer, ServerOptions
-from ..localcluster.stack import CRDS, REPO_ROOT
+from ..localcluster.stack_agones import install_crds
 from ..record import EventBroadcaster
 from .trace import Arrival
 from .world import Activity, Allocator, SimulatedGameServers
@@ -126,24 +125,6 @@ def admitted(manifest: dict[str, Any], kind: str, gates: FeatureGates) -> dict[s
         raise SimulationError(f"invalid {kind}: {causes}")
     out: dict[str, Any] = scheme.encode(result.obj)
     return out
-
-
-async def _install_crds(client: RESTClient) -> None:
-    names = []
-    for path in sorted((REPO_ROOT / "crds").glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if doc and doc.get("kind") == "CustomResourceDefinition":
-                await client.create(CRDS, doc)
-                names.append(doc["metadata"]["name"])
-    for _ in range(400):
-        crds = [await client.get(CRDS, name) for name in names]
-        if all(
-            any(c["type"] == "Established" and c["status"] == "True" for c in conds)
-            for conds in (((c.get("status") or {}).get("conditions") or []) for c in crds)
-        ):
-            return
-        await asyncio.sleep(0.01)
-    raise SimulationError("the CRDs were not established")
 
 
 class _Run:
@@ -321,7 +302,10 @@ async def run_simulation(
         config = load_config(server.kubeconfig)
         config.qps = 0
         async with RESTClient(config) as client:
-            await _install_crds(client)
+            try:
+                await install_crds(client)
+            except RuntimeError as err:
+                raise SimulationError(f"the CRDs were not installed: {err}") from err
             run = _Run(client, FakeClock(EPOCH), options, fleet_name)
             run.activity.install(server)
             await run.start()

@@ -26,20 +26,15 @@ from agones.apis.allocation.v1 import (
     GameServerAllocationStatus,
 )
 from agones.client.errors import ApiError
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
+from agones.client.versioned.resources import GAME_SERVER_ALLOCATION_POLICIES as POLICIES
 from agones.featuregates import FeatureGates
 from agones.pki import CertificateAuthority, KeyPair, Usage
 from tests.waiting import wait_for_async
 
 HOSTS = ["localhost", "127.0.0.1"]
 ROOT = Path(__file__).resolve().parents[2]
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
-POLICIES = Resource(
-    "multicluster.agones.dev",
-    "v1",
-    "gameserverallocationpolicies",
-    kind="GameServerAllocationPolicy",
-)
 
 
 async def apply_policy_crd(rest: RESTClient) -> None:

@@ -358,3 +358,26 @@ def test_scale_body_of_the_wrong_shape_is_400(
     assert resp.status == 400, resp
     assert resp.body["reason"] == "BadRequest"
     assert cluster.api.get(widgets.path(namespace, "scale-shape")).body["spec"]["replicas"] == 1
+
+
+def test_a_wrong_type_on_an_enum_field_also_fails_the_enum(
+    cluster: Cluster, namespace: str, widgets: CRD
+) -> None:
+    """kube-openapi's SchemaValidator runs every validator of a node, its type check and its enum
+    check alike, so a number where a string enum is expected gives both causes."""
+    spec = {"ports": [{"containerPort": 7000, "protocol": 5}]}
+    resp = cluster.api.post(widgets.path(namespace), widgets.obj("invalid", spec))
+    assert resp.status == 422, resp
+    assert sorted(_causes(resp)) == [
+        (
+            "FieldValueNotSupported",
+            "spec.ports[0].protocol",
+            'Unsupported value: 5: supported values: "UDP", "TCP", "TCPUDP"',
+        ),
+        (
+            "FieldValueTypeInvalid",
+            "spec.ports[0].protocol",
+            'Invalid value: "integer": spec.ports[0].protocol in body must be of type string: '
+            '"integer"',
+        ),
+    ]

@@ -179,16 +179,16 @@ def test_ping_deployment_scales_rolls_out_and_is_deleted(
 READER = r"""
 import asyncio, pathlib
 from agones.client.config import in_cluster_config
-from agones.client.rest import RESTClient, Resource
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import CONFIG_MAPS, NAMESPACES
 
 async def main():
     password = pathlib.Path("/etc/creds/password").read_text()
     async with RESTClient(in_cluster_config()) as client:
-        listed = await client.list(Resource("", "v1", "namespaces", namespaced=False))
+        listed = await client.list(NAMESPACES)
         names = ",".join(sorted(n["metadata"]["name"] for n in listed["items"]))
-        configmaps = Resource("", "v1", "configmaps", namespaced=True)
         body = {"metadata": {"name": "result"}, "data": {"password": password, "namespaces": names}}
-        await client.create(configmaps, body, namespace=pathlib.Path(
+        await client.create(CONFIG_MAPS, body, namespace=pathlib.Path(
             "/var/run/secrets/kubernetes.io/serviceaccount/namespace").read_text())
 
 asyncio.run(main())

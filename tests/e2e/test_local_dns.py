@@ -20,7 +20,8 @@ PROBE = r"""
 import asyncio, json, pathlib, socket
 import dns.message, dns.query, dns.rcode
 from agones.client.config import in_cluster_config
-from agones.client.rest import RESTClient, Resource
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import CONFIG_MAPS
 
 ns = pathlib.Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace").read_text()
 
@@ -54,7 +55,7 @@ result["http-service"] = http_status("http://db:5432/")
 async def main():
     async with RESTClient(in_cluster_config()) as client:
         body = {"metadata": {"name": "dns-result"}, "data": {"result": json.dumps(result)}}
-        await client.create(Resource("", "v1", "configmaps", namespaced=True), body, namespace=ns)
+        await client.create(CONFIG_MAPS, body, namespace=ns)
 
 asyncio.run(main())
 """

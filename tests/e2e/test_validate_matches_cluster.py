@@ -10,6 +10,7 @@ with `KUBECONFIG` set to a cluster running Agones it compares `agones validate` 
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -135,3 +136,55 @@ def test_agones_validate_answers_as_the_cluster(framework: Framework, obj: Obj) 
     admission = load().admit(copy.deepcopy(obj), FeatureGates())
     assert (status == 201) is admission.allowed, (status, cluster, admission.errors)
     assert sorted(str(e) for e in admission.errors) == cluster
+
+
+SUPPORTED = 'supported values: "Always", "OnUpgrade", "Never"'
+EVICTION_CASES: list[tuple[str, Obj, list[str]]] = [
+    (
+        "gameserver-enum-status-twin",
+        _with(GS, lambda o: o["spec"].update(eviction={"safe": "Sometimes"})),
+        [
+            f'spec.eviction.safe: Unsupported value: "Sometimes": {SUPPORTED}',
+            f'status.eviction.safe: Unsupported value: "Sometimes": {SUPPORTED}',
+        ],
+    ),
+    (
+        "gameserver-integer",
+        _with(GS, lambda o: o["spec"].update(eviction={"safe": 5})),
+        [
+            'spec.eviction.safe: Invalid value: "integer": spec.eviction.safe in body must be '
+            'of type string: "integer"',
+            f"spec.eviction.safe: Unsupported value: 5: {SUPPORTED}",
+        ],
+    ),
+    (
+        "fleet-template-enum",
+        _with(FLEET, lambda o: o["spec"]["template"]["spec"].update(eviction={"safe": "X"})),
+        [f'spec.template.spec.eviction.safe: Unsupported value: "X": {SUPPORTED}'],
+    ),
+]
+
+
+@pytest.mark.parametrize(("obj", "want"), [pytest.param(o, w, id=i) for i, o, w in EVICTION_CASES])
+def test_bad_eviction_safe_is_refused_as_agones_refuses_it(
+    framework: Framework, obj: Obj, want: list[str]
+) -> None:
+    """The exact 422 of Agones on a real cluster: Go's webhook copies a bad `spec.eviction` into
+    `status.eviction` before the schema speaks, so an enum error comes with its status twin."""
+    path = f"/apis/{PLURALS[obj['kind']].rsplit('/', 1)[0]}/namespaces/{framework.namespace}"
+    resp = framework.api.request(
+        "POST", f"{path}/{PLURALS[obj['kind']].rsplit('/', 1)[1]}", copy.deepcopy(obj)
+    )
+    assert resp.status == 422, resp.body
+    body = resp.body if isinstance(resp.body, dict) else {}
+    causes = (body.get("details") or {}).get("causes") or []
+    assert sorted(f"{c['field']}: {c['message']}" for c in causes) == sorted(want)
+    assert {c["reason"] for c in causes} <= {"FieldValueNotSupported", "FieldValueTypeInvalid"}
+    kind = f"{obj['kind']}.{obj['apiVersion'].split('/')[0]}"
+    # the causes' order in the message is the server's; reference §12 compares them as a set
+    joined = {
+        order[0] if len(order) == 1 else "[" + ", ".join(order) + "]"
+        for order in itertools.permutations(want)
+    }
+    assert body["message"] in {f'{kind} "probe" is invalid: {j}' for j in joined}
+    assert sorted(str(e) for e in load().admit(copy.deepcopy(obj)).errors) == sorted(want)

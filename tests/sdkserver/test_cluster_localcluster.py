@@ -22,8 +22,7 @@ import pytest
 
 from agones.client.config import load_kube_config
 from agones.client.errors import NotFoundError
-from agones.client.rest import Resource
-from agones.client.versioned.resources import GAME_SERVERS
+from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS, GAME_SERVERS
 from agones.sdk import AsyncSDK, SDKError
 from agones.sdkserver.kubestore import KubeGameServerStore
 from tests.sdkserver.harness import free_port
@@ -74,7 +73,7 @@ GS: dict[str, Any] = {
 async def api_with_game_server() -> AsyncIterator[str]:
     async with localcluster.LocalAPIServer(tls=True, token="sdk-token") as srv:
         store = KubeGameServerStore(load_kube_config(srv.kubeconfig), "default", "gs-1")
-        crds = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", False)
+        crds = CUSTOM_RESOURCE_DEFINITIONS
         try:
             await store.rest.create(crds, CRD)
             for _ in range(100):  # the CRD's API appears shortly after

@@ -9,6 +9,8 @@ from typing import Any
 
 import grpc
 import pytest
+import structlog
+import structlog.testing
 from google.protobuf import field_mask_pb2
 
 from agones.featuregates import FeatureGates
@@ -242,6 +244,37 @@ async def test_conflicts_are_retried_with_a_fresh_read() -> None:
     await h.clock.advance(0.5)
     assert h.state == "RequestReady"
     assert h.gs["metadata"]["annotations"] == {"x": "y"}
+    await h.server.stop()
+
+
+async def test_a_failed_patch_test_is_retried_without_an_error_log() -> None:
+    """A JSON-patch `test` on a resourceVersion another writer moved on fails (the API server's
+    422): an expected outcome, retried by the queue, and logged below error as Agones' sidecar
+    does (`patchGameServer` wraps IsInvalid in a trace-level error)."""
+
+    class Raced(InMemoryGameServerStore):
+        races = 1
+
+        async def patch(self, patch: Patch) -> dict[str, Any]:
+            if self.races:
+                self.races -= 1
+                self.update(lambda gs: gs["metadata"].setdefault("labels", {}).update(x="y"))
+            return await super().patch(patch)  # the `test` op now fails: ConflictError
+
+    h = Harness()
+    h.store = Raced(copy.deepcopy(GS))
+    h.server.store = h.store
+    await h.server.run()
+    with structlog.testing.capture_logs() as logs:
+        await h.server.ready(EMPTY)
+        await h.clock.advance(0.5)
+        assert h.store.writes == 0 and h.store.races == 0  # the first write was refused
+        await h.clock.advance(0.5)
+    assert h.state == "RequestReady"
+    assert h.gs["metadata"]["labels"]["x"] == "y"
+    assert [e for e in logs if e["log_level"] in ("error", "critical", "warning")] == []
+    retried = [e for e in logs if e.get("operation") == "updateState" and "reason" in e]
+    assert [e["log_level"] for e in retried] == ["debug"]
     await h.server.stop()
 
 

@@ -82,3 +82,25 @@ def test_cause_and_aggregate() -> None:
         'GameServer.agones.dev "gs" is invalid: [spec.container: Required value: Container is '
         'required, spec.container: Invalid value: "": Could not find a container named ]'
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        pytest.param({}, "map[string]interface {}{}", id="empty-map"),
+        pytest.param(
+            {"b": 1, "a": "x"}, 'map[string]interface {}{"a":"x", "b":1}', id="map-keys-sorted"
+        ),
+        pytest.param(
+            [1, 1.5, True, None], "[]interface {}{1, 1.5, true, interface {}(nil)}", id="list"
+        ),
+        pytest.param(
+            {"a": [{"b": False}]},
+            'map[string]interface {}{"a":[]interface {}{map[string]interface {}{"b":false}}}',
+            id="nested",
+        ),
+        pytest.param("x", '"x"', id="string"),
+    ],
+)
+def test_go_syntax(value: object, text: str) -> None:
+    assert field.go_syntax(value) == text

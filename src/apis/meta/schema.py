@@ -217,15 +217,18 @@ def check_types(
     cls: type[msgspec.Struct],
     path: Path | None = None,
     *,
-    empty_enums_unset: bool = False,
+    go_enums: bool = False,
 ) -> tuple[Any, list[FieldError]]:
     """Check raw JSON against a Struct's JSON types and enums; return it cleaned, with all errors.
 
-    `empty_enums_unset`: an enum field given as `""` is read as absent, as a Go webhook that
-    decodes the object (and then defaults the field) would read it.
+    `go_enums`: read a struct's enum fields as a Go webhook decoding the object reads them: Go's
+    enums are string types, so any string decodes. `""` is the zero value and is left out (unset,
+    then defaulted); another string outside the enum is left out of the cleaned JSON too, for
+    `keep_go_enums` to put back on the decoded object verbatim (the CRD schema rejects it later,
+    after the webhook's defaults copied it wherever Go copies it, e.g. `status.eviction`).
     """
     errs: list[FieldError] = []
-    checker = _Checker(errs, empty_enums_unset)
+    checker = _Checker(errs, go_enums)
     cleaned = checker.check(raw, TypeSpec(struct_type_info(cls)), path or Path())
     return cleaned, errs
 
@@ -233,7 +236,7 @@ def check_types(
 @dataclass
 class _Checker:
     errs: list[FieldError]
-    empty_enums_unset: bool
+    go_enums: bool
 
     def check(self, value: Any, spec: TypeSpec, path: Path) -> Any:
         t, errs = spec.type, self.errs
@@ -264,8 +267,13 @@ class _Checker:
                 v = value[f.json_name]
                 if v is None and not f.spec.nullable:
                     continue  # the apiserver prunes null for non-nullable fields
-                if v == "" and self.empty_enums_unset and isinstance(f.spec.type, mi.EnumType):
-                    continue
+                if (
+                    self.go_enums
+                    and isinstance(v, str)
+                    and isinstance(f.spec.type, mi.EnumType)
+                    and v not in _enum_values(f.spec.type.cls)
+                ):
+                    continue  # `""` (no enum holds it) or a string `keep_go_enums` puts back
                 out[f.json_name] = self.member(v, f.spec, path.child(f.json_name))
             return out
         return value
@@ -276,6 +284,41 @@ class _Checker:
                 self.errs.append(_type_error(path, value, spec.type))
             return value
         return self.check(value, spec, path)
+
+
+@functools.cache
+def _enum_values(cls: type[enum.Enum]) -> frozenset[str]:
+    return frozenset(m.value for m in cls)
+
+
+def keep_go_enums(obj: msgspec.Struct, raw: Any) -> None:
+    """Put back on `obj` (decoded from `check_types(raw, go_enums=True)`'s output) the strings
+    outside their enum that the check left out, as plain `str`, in place: what Go's string-typed
+    enum holds after decoding. Only struct fields are lenient, as in `check_types`."""
+    _keep_go_enums(obj, raw, TypeSpec(struct_type_info(type(obj))))
+
+
+def _keep_go_enums(target: Any, raw: Any, spec: TypeSpec) -> None:
+    t = spec.type
+    if isinstance(t, mi.StructType) and isinstance(raw, dict):
+        for f in struct_fields(t.cls):
+            v = raw.get(f.json_name)
+            if v is None:
+                continue
+            if isinstance(f.spec.type, mi.EnumType) and isinstance(v, str):
+                if v and v not in _enum_values(f.spec.type.cls):
+                    setattr(target, f.name, v)
+                continue
+            _keep_go_enums(getattr(target, f.name, None), v, f.spec)
+    elif isinstance(t, mi.ListType) and isinstance(raw, list) and isinstance(target, list):
+        item = unwrap(t.item_type)
+        for r, o in zip(raw, target, strict=False):
+            _keep_go_enums(o, r, item)
+    elif isinstance(t, mi.DictType) and isinstance(raw, dict) and isinstance(target, dict):
+        item = unwrap(t.value_type)
+        for k, r in raw.items():
+            if k in target:
+                _keep_go_enums(target[k], r, item)
 
 
 # ---------------------------------------------------------------------------------------------

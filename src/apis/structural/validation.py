@@ -107,14 +107,12 @@ def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> 
             return
     elif plan.kind and not type_ok(plan.kind, value):
         errs.append(_type_error(path, value, plan.kind))
+        if plan.enum is not None:  # kube-openapi runs the enum check beside the type check
+            errs.append(_enum_error(path, value, plan.enum))
         return
     enum = plan.enum
     if enum is not None and value not in enum:
-        errs.append(
-            field.not_supported(
-                path, value, [str(e) if not isinstance(e, str) else e for e in enum]
-            )
-        )
+        errs.append(_enum_error(path, value, enum))
     if isinstance(value, dict):
         _object(value, schema, path, errs)
     elif isinstance(value, str):
@@ -127,6 +125,11 @@ def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> 
         _numeric(value, schema, path, errs)
     if plan.combinators:
         _combinators(value, schema, path, errs)
+
+
+def _enum_error(path: str, value: Any, enum: list[Any]) -> FieldError:
+    shown = field.GoValue(field.go_syntax(value)) if isinstance(value, dict | list) else value
+    return field.not_supported(path, shown, [e if isinstance(e, str) else str(e) for e in enum])
 
 
 def _combinators(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> None:

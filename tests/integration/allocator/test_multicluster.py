@@ -19,7 +19,7 @@ from agones.allocator.app import AllocatorApp
 from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.allocator.settings import AllocatorServiceSettings
-from agones.client.rest import Resource
+from agones.client.versioned.resources import SECRETS
 from agones.featuregates import FeatureGates
 from agones.pki import CertificateAuthority, Usage
 from tests.allocator.harness import HOSTS, POLICIES, Certs, apply_policy_crd, grpc_allocate
@@ -31,8 +31,6 @@ from tests.integration.gameserverallocations.harness import (
 from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-SECRETS = Resource("", "v1", "secrets", kind="Secret")
 
 
 @dataclass

@@ -21,8 +21,9 @@ import yaml
 from agones.apis.agones.v1 import GameServer
 from agones.client import errors
 from agones.client.config import load_kube_config
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import RESTClient
 from agones.client.versioned import Clientset
+from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
 from tests.cluster import Cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(60)]
@@ -30,7 +31,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.timeout(60)]
 ROOT = Path(__file__).resolve().parents[3]
 # Copies of the Agones oracle fixtures (what Agones itself returned), kept in the repository.
 ORACLE = ROOT / "tests" / "fixtures" / "agones-oracle" / "valid"
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
 
 
 @pytest.fixture

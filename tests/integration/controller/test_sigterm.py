@@ -18,40 +18,22 @@ from typing import Any
 
 import aiohttp
 import pytest
-import yaml
 
 from agones.client.config import load_kube_config
-from agones.client.rest import Resource, RESTClient
-from agones.client.versioned.resources import GAME_SERVER_SETS, GAME_SERVERS
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import GAME_SERVER_SETS, GAME_SERVERS, LEASES
 from agones.localcluster import LocalAPIServer
+from agones.localcluster.stack_agones import install_crds
 from tests.sdkserver.harness import free_port
 from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(180)]
 
-ROOT = Path(__file__).resolve().parents[3]
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
-LEASES = Resource("coordination.k8s.io", "v1", "leases", kind="Lease")
 REPLICAS = 300
 GRACE_PERIOD = 30.0
 """The chart's `agones.controller.terminationGracePeriodSeconds`."""
-
-
-async def install_crds(rest: RESTClient) -> None:
-    for path in sorted((ROOT / "crds").glob("*.yaml")):
-        await rest.create(CRDS, yaml.safe_load(path.read_text()))
-    await wait_for_async(
-        lambda: served(rest), timeout=30, what="the CRDs to be served (every kind listable)"
-    )
-
-
-async def served(rest: RESTClient) -> bool:
-    try:
-        await rest.list(GAME_SERVER_SETS, "default")
-        await rest.list(GAME_SERVERS, "default")
-    except Exception:
-        return False
-    return True
+WRITE_LATENCY = 0.2
+"""Seconds each write to the API server takes while the first controller runs."""
 
 
 def game_server_set(name: str) -> dict[str, Any]:
@@ -127,12 +109,15 @@ async def test_sigterm_drains_releases_the_lease_and_loses_nothing(tmp_path: Pat
             await wait_for_async(
                 lambda: _is(ready_status(first_port), 200), timeout=60, what="/ready"
             )
-            server.faults.write_latency = 0.2
+            server.faults.set_write_latency(WRITE_LATENCY)
             await rest.create(GAME_SERVER_SETS, game_server_set("busy"), namespace="default")
             await wait_for_async(lambda: _at_least(count(rest), 10), what="creations under way")
             first.send_signal(signal.SIGTERM)
             statuses = [await ready_status(first_port)]
+            created_when_unready: int | None = None
             while first.returncode is None and statuses[-1] != 0:
+                if statuses[-1] == 503 and created_when_unready is None:
+                    created_when_unready = await count(rest)
                 statuses.append(await ready_status(first_port))
             code = await asyncio.wait_for(first.wait(), GRACE_PERIOD)
             assert code == 0
@@ -140,7 +125,9 @@ async def test_sigterm_drains_releases_the_lease_and_loses_nothing(tmp_path: Pat
             assert await holder(rest) == ""  # released, not left to expire
             left = await count(rest)
             assert left < REPLICAS  # stopped mid-way: the rest is the next leader's work
-            server.faults.write_latency = 0.0
+            # the creations in flight at SIGTERM were finished while /ready was failing
+            assert created_when_unready is not None and left > created_when_unready
+            server.faults.set_write_latency(0.0)
             second = await start_controller(server, second_port, log)
             await wait_for_async(lambda: holder(rest), timeout=30, what="the second to lead")
             await wait_for_async(

@@ -21,7 +21,8 @@ from typing import IO
 import aiohttp
 import pytest
 
-from tests.integration.gameserverallocations.harness import GAME_SERVERS, harness
+from agones.client.versioned.resources import GAME_SERVERS
+from tests.integration.gameserverallocations.harness import harness
 from tests.sdkserver.harness import free_port
 from tests.waiting import wait_for_async
 

@@ -21,8 +21,9 @@ from prometheus_client import CollectorRegistry
 
 from agones.client import errors
 from agones.client.config import load_kube_config
-from agones.client.rest import Resource, RESTClient
-from agones.client.versioned.resources import FLEET_AUTOSCALERS, FLEETS
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
+from agones.client.versioned.resources import EVENTS, FLEET_AUTOSCALERS, FLEETS
 from agones.clock import FakeClock
 from agones.controllers.fleetautoscalers import Controller, FleetAutoscalerMetrics, PolicyRegistry
 from agones.featuregates import FeatureGates
@@ -32,8 +33,6 @@ from tests.cluster import Cluster
 from tests.waiting import wait_for_async
 
 ROOT = Path(__file__).resolve().parents[3]
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
-EVENTS = Resource("", "v1", "events", kind="Event")
 START = 1_710_000_000.0  # 2024-03-09T16:00:00Z
 
 

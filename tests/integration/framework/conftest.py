@@ -16,11 +16,9 @@ from typing import Any
 import pytest
 
 from agones.client.config import load_kube_config
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import RESTClient
 
 from .faultproxy import FaultProxy
-
-CONFIGMAPS = Resource("", "v1", "configmaps", kind="ConfigMap")
 
 
 def _lookup(request: pytest.FixtureRequest, name: str) -> Any:

@@ -15,11 +15,10 @@ from prometheus_client import CollectorRegistry
 
 from agones.client.errors import NotFoundError
 from agones.client.rest import RESTClient
+from agones.client.versioned.resources import CONFIG_MAPS as CONFIGMAPS
 from agones.controller import Context, ControllerRunner, ControllerSettings
 from agones.informers.meta import get_annotations
 from tests.waiting import wait_for_async
-
-from .conftest import CONFIGMAPS
 
 pytestmark = pytest.mark.cluster
 

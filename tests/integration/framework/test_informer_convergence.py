@@ -11,10 +11,10 @@ import pytest
 
 from agones.client.errors import ApiError, NotFoundError
 from agones.client.rest import RESTClient
+from agones.client.versioned.resources import CONFIG_MAPS as CONFIGMAPS
 from agones.informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
 from agones.informers.meta import get_name, get_resource_version
 
-from .conftest import CONFIGMAPS
 from .faultproxy import FaultProxy
 
 pytestmark = pytest.mark.cluster

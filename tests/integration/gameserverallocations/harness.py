@@ -20,7 +20,9 @@ from prometheus_client import CollectorRegistry
 
 from agones.client.config import load_kube_config
 from agones.client.errors import ApiError
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
+from agones.client.versioned.resources import GAME_SERVERS
 from agones.controllers.gameserverallocations import Allocator, AllocatorSettings
 from agones.featuregates import FeatureGates
 from agones.informers import SharedInformerFactory
@@ -28,10 +30,6 @@ from agones.localcluster import LocalAPIServer
 from agones.record import EventBroadcaster
 
 ROOT = Path(__file__).resolve().parents[3]
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
-GAME_SERVERS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
-NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
-EVENTS = Resource("", "v1", "events", kind="Event")
 NODES = ("node-a", "node-b", "node-c")
 
 

@@ -13,18 +13,14 @@ from hypothesis import strategies as st
 
 from agones.apis.allocation.v1 import GameServerAllocation
 from agones.client.errors import ApiError
+from agones.client.versioned.resources import EVENTS, GAME_SERVERS
 from agones.clock import FakeClock
 from agones.controllers.gameserverallocations import (
     AllocatorSettings,
     ConflictInGameServerSelection,
     GameServerAllocationInvalid,
 )
-from tests.integration.gameserverallocations.harness import (
-    EVENTS,
-    GAME_SERVERS,
-    AllocationHarness,
-    harness,
-)
+from tests.integration.gameserverallocations.harness import AllocationHarness, harness
 
 
 def request(selectors: list[dict[str, Any]] | None = None, **spec: Any) -> GameServerAllocation:

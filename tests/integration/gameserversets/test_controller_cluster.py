@@ -20,9 +20,10 @@ from prometheus_client import CollectorRegistry
 
 from agones.client import errors
 from agones.client.config import load_kube_config
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import RESTClient
 from agones.client.versioned import Clientset
-from agones.client.versioned.resources import GAME_SERVER_SETS, GAME_SERVERS
+from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
+from agones.client.versioned.resources import EVENTS, GAME_SERVER_SETS, GAME_SERVERS
 from agones.controllers.gameservers import PerNodeCounter
 from agones.controllers.gameserversets import Controller, GameServerSetSettings
 from agones.featuregates import FeatureGates
@@ -34,8 +35,6 @@ from tests.waiting import wait_for_async
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(90)]
 
 ROOT = Path(__file__).resolve().parents[3]
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
-EVENTS = Resource("", "v1", "events", kind="Event")
 
 
 async def install_crd(rest: RESTClient, cluster: Cluster, file: str) -> None:

@@ -12,12 +12,11 @@ from aiohttp.test_utils import TestServer
 
 from agones.client import errors
 from agones.client.config import Config
-from agones.client.rest import Resource, RESTClient
+from agones.client.rest import RESTClient
+from agones.client.versioned.resources import GAME_SERVERS as GS
+from agones.client.versioned.resources import NODES
 from agones.clock import FakeClock
 from tests.status import failure_status
-
-GS = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
-NODES = Resource("", "v1", "nodes", namespaced=False)
 
 
 class Recorder:

@@ -115,3 +115,21 @@ def test_update_reads_both_objects_with_schema_defaults(
     path = tmp_path / "gss.json"
     path.write_text(json.dumps(manifest))
     assert main(["validate", "-f", str(path), "--old", str(path)]) == 0, capsys.readouterr().err
+
+
+def test_bad_eviction_is_refused_with_its_status_twin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The line a cluster running Agones answers (its webhook copies spec.eviction to status)."""
+    manifest = yaml.safe_load((FIXTURES / "gameserver-static.yaml").read_text())
+    manifest["spec"]["eviction"] = {"safe": "Sometimes"}
+    path = tmp_path / "eviction.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    assert main(["validate", "-f", str(path)]) == 1
+    supported = 'supported values: "Always", "OnUpgrade", "Never"'
+    name = manifest["metadata"]["name"]
+    assert capsys.readouterr().err.strip() == (
+        f'GameServer.agones.dev "{name}" is invalid: '
+        f'[spec.eviction.safe: Unsupported value: "Sometimes": {supported}, '
+        f'status.eviction.safe: Unsupported value: "Sometimes": {supported}]'
+    )

@@ -10,13 +10,14 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from agones.client.rest import Resource
+from agones.client.versioned.resources import GAME_SERVERS as RES
 from agones.clock import FakeClock
 from agones.controller import Context, ControllerRunner, ControllerSettings
 from agones.informers import ResourceEventHandlerFuncs
 from agones.workqueue import WorkerQueue
 from tests.waiting import wait_for_async
 
-from ..informers.fakeapi import RES, FakeAPI, gs
+from ..informers.fakeapi import FakeAPI, gs
 from ..leaderelection.test_leaderelection import LeaseAPI, LeaseStore
 
 

@@ -12,8 +12,6 @@ from agones.client.errors import error_from_status
 from agones.client.rest import Resource
 from tests.status import failure_status as status
 
-RES = Resource("agones.dev", "v1", "gameservers", kind="GameServer")
-
 
 def gs(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
     return {

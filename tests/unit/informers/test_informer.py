@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from agones.client.errors import error_from_status
+from agones.client.versioned.resources import GAME_SERVERS as RES
 from agones.clock import FakeClock
 from agones.informers import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
 from agones.informers.meta import get_resource_version
 from agones.informers.store import meta_namespace_key
 from tests.waiting import wait_for_async
 
-from .fakeapi import RES, FakeAPI, gs, status
+from .fakeapi import FakeAPI, gs, status
 
 
 async def until(cond: Callable[[], bool], timeout: float = 3.0) -> None:

@@ -11,11 +11,12 @@ import msgspec
 import pytest
 
 from agones.apis.agones.v1.gameserver import GameServer
+from agones.client.versioned.resources import GAME_SERVERS as RES
 from agones.clock import FakeClock
 from agones.informers import ListWatch, ResourceEventHandlerFuncs, SharedIndexInformer
 from agones.informers.transform import transform_strip_managed_fields
 
-from .fakeapi import RES, FakeAPI, gs
+from .fakeapi import FakeAPI, gs
 from .test_informer import until
 
 MANAGED = [{"manager": "kubelet", "operation": "Update", "fieldsV1": {"f:status": {}}}]

@@ -85,7 +85,10 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], FeatureGates, list[Err]]]
         {"eviction": {"safe": "Sometimes"}},
         {},
         FeatureGates(),
-        [("spec.eviction.safe", "FieldValueNotSupported", None)],
+        [
+            ("spec.eviction.safe", "FieldValueNotSupported", None),
+            ("status.eviction.safe", "FieldValueNotSupported", None),
+        ],
     ),
     (
         "container-port-type",
