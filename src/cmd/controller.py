@@ -30,7 +30,7 @@ from ..controllers.gameservers import Controller, GameServerMetrics, PerNodeCoun
 from ..featuregates import FeatureGates
 from ..logging import configure_logging
 from ..portallocator import PortAllocator, PortRange, parse_port_ranges, validate_port_ranges
-from . import flags
+from . import flags, memtrace
 
 
 @dataclass
@@ -321,6 +321,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     client_config.qps = config.settings.api_server_qps
     client_config.burst = config.settings.api_server_qps_burst
+    memtrace.install_from_env()
 
     async def main() -> int:
         async with RESTClient(client_config) as client:
