@@ -16,6 +16,9 @@ SIGUSR2, runs a full garbage collection and appends a report to `<file>`, then o
 * the event loop's pending timers, grouped by what they will call (a timer's closure names its
   owner, e.g. the work queue an item waits in) with the longest wait of each group.
 
+With `AGONES_MEMTRACE_PEAK=1` (and tracing) a thread also keeps a snapshot of the highest traced
+memory between two reports (re-taken each time it grew by another MiB) and the report says what
+that peak held over the previous report: transient memory that sets how many arenas stay.
 With `AGONES_MEMTRACE_TRIM=1` each report then calls glibc's `malloc_trim(0)` and gives the RSS
 after it (what the heap could give back). Without `AGONES_MEMTRACE` nothing is installed and
 nothing costs anything. tracemalloc slows the process two to three times and adds memory of its
@@ -34,6 +37,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import tracemalloc
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,6 +47,9 @@ from types import FrameType
 ENV_FILE = "AGONES_MEMTRACE"
 ENV_FRAMES = "AGONES_MEMTRACE_FRAMES"
 ENV_TRIM = "AGONES_MEMTRACE_TRIM"
+ENV_PEAK = "AGONES_MEMTRACE_PEAK"
+PEAK_STEP = 1024 * 1024
+PEAK_POLL = 0.5
 DEFAULT_FRAMES = 8
 TOP_LINES = 30
 TOP_TRACEBACKS = 12
@@ -253,6 +260,12 @@ def _timer_lines() -> list[str]:
     return lines
 
 
+def _take_snapshot() -> tracemalloc.Snapshot:
+    return tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, tracemalloc.__file__)]
+    )
+
+
 class MemTrace:
     """The snapshots taken so far and the file the reports go to."""
 
@@ -260,19 +273,39 @@ class MemTrace:
         self.path = path
         self.trim = trim
         self.number = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._snapshot: tracemalloc.Snapshot | None = None
         self._types: dict[str, int] = {}
+        self._peak_bytes = 0
+        self._peak: tracemalloc.Snapshot | None = None
+
+    def watch_peak(self) -> None:
+        """Keep a snapshot of the highest traced memory since the last report (runs forever)."""
+        while True:
+            time.sleep(PEAK_POLL)
+            current, _ = tracemalloc.get_traced_memory()
+            with self._lock:
+                if current > self._peak_bytes + PEAK_STEP:
+                    self._peak_bytes = current
+                    self._peak = _take_snapshot()
+
+    def _peak_lines(self) -> list[str]:
+        peak, self._peak = self._peak, None
+        self._peak_bytes = tracemalloc.get_traced_memory()[0]
+        if peak is None or self._snapshot is None:
+            return []
+        total = sum(stat.size for stat in peak.statistics("filename")) / 1024 / 1024
+        lines = [f"at the peak since the previous snapshot ({total:.1f} MiB traced), by line:"]
+        lines += _stat_lines(peak.compare_to(self._snapshot, "lineno"), TOP_LINES)
+        lines.append("… by traceback:")
+        lines += _traceback_lines(peak.compare_to(self._snapshot, "traceback"), TOP_TRACEBACKS)
+        return lines
 
     def report(self) -> list[str]:
         """Collect, snapshot, and describe what changed since the previous report."""
         gc.collect()
         tracing = tracemalloc.is_tracing()
-        snapshot = None
-        if tracing:
-            snapshot = tracemalloc.take_snapshot().filter_traces(
-                [tracemalloc.Filter(False, tracemalloc.__file__)]
-            )
+        snapshot = _take_snapshot() if tracing else None
         types = _census()
         self.number += 1
         lines = [f"== snapshot {self.number} (pid {os.getpid()})", *format_heap(measure())]
@@ -286,6 +319,7 @@ class MemTrace:
             lines += _traceback_lines(
                 snapshot.compare_to(self._snapshot, "traceback"), TOP_TRACEBACKS
             )
+        lines += self._peak_lines()
         if self._types:
             lines.append("gc-tracked objects by type, changed most:")
             lines += [
@@ -318,4 +352,6 @@ def install_from_env(environ: Mapping[str, str] = os.environ) -> MemTrace | None
         trace.write_report()
 
     signal.signal(signal.SIGUSR2, on_signal)
+    if frames > 0 and environ.get(ENV_PEAK, "") not in ("", "0"):
+        threading.Thread(target=trace.watch_peak, name="memtrace-peak", daemon=True).start()
     return trace
