@@ -283,11 +283,15 @@ class MemTrace:
         """Keep a snapshot of the highest traced memory since the last report (runs forever)."""
         while True:
             time.sleep(PEAK_POLL)
-            current, _ = tracemalloc.get_traced_memory()
-            with self._lock:
-                if current > self._peak_bytes + PEAK_STEP:
-                    self._peak_bytes = current
-                    self._peak = _take_snapshot()
+            self.sample_peak()
+
+    def sample_peak(self) -> None:
+        """Snapshot now if traced memory grew by `PEAK_STEP` over the last peak snapshot."""
+        current, _ = tracemalloc.get_traced_memory()
+        with self._lock:
+            if current > self._peak_bytes + PEAK_STEP:
+                self._peak_bytes = current
+                self._peak = _take_snapshot()
 
     def _peak_lines(self) -> list[str]:
         peak, self._peak = self._peak, None

@@ -133,3 +133,23 @@ def test_a_report_runs_inside_the_event_loop(tmp_path: Path) -> None:
         return (tmp_path / "r.txt").read_text()
 
     assert "[agones.dev.Loop]" in asyncio.run(main())
+
+
+def test_the_peak_between_two_reports_is_reported(tmp_path: Path) -> None:
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start(2)
+    try:
+        trace = memtrace.MemTrace(tmp_path / "r.txt")
+        trace.write_report()
+        transient = [bytearray(1000) for _ in range(3000)]
+        trace.sample_peak()
+        del transient
+        trace.write_report()
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    second = (tmp_path / "r.txt").read_text().split("== snapshot 2")[1]
+    assert "at the peak since the previous snapshot" in second
+    peak = second.split("at the peak since the previous snapshot")[1]
+    assert "test_memtrace.py" in peak.split("… by traceback:")[0]
