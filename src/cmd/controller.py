@@ -315,13 +315,17 @@ def run(args: argparse.Namespace) -> int:
         print("Could not create controller from environment or flags")
         return 2
     try:
+        memtrace.install_from_env()
+    except memtrace.MemTraceConfigError as err:
+        print(f"error: {err}")
+        return 2
+    try:
         client_config = load_config(config.settings.kubeconfig)
     except ConfigError as err:
         print(f"error: could not create the client configuration: {err}")
         return 2
     client_config.qps = config.settings.api_server_qps
     client_config.burst = config.settings.api_server_qps_burst
-    memtrace.install_from_env()
 
     async def main() -> int:
         async with RESTClient(client_config) as client:

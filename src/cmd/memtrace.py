@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+import structlog
+
 ENV_FILE = "AGONES_MEMTRACE"
 ENV_FRAMES = "AGONES_MEMTRACE_FRAMES"
 ENV_TRIM = "AGONES_MEMTRACE_TRIM"
@@ -51,9 +53,12 @@ ENV_PEAK = "AGONES_MEMTRACE_PEAK"
 PEAK_STEP = 1024 * 1024
 PEAK_POLL = 0.5
 DEFAULT_FRAMES = 8
+MAX_FRAMES = 1000
 TOP_LINES = 30
 TOP_TRACEBACKS = 12
 TOP_TYPES = 30
+
+_log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -342,18 +347,44 @@ class MemTrace:
                 out.write("\n".join(lines) + "\n")
 
 
+class MemTraceConfigError(ValueError):
+    """A memtrace variable holds something unusable (one line: what, and what was given)."""
+
+
+def parse_frames(value: str | None) -> int:
+    """`AGONES_MEMTRACE_FRAMES`: an integer from 0 (no tracemalloc) to 1000; unset = 8."""
+    if value is None or not value.strip():
+        return DEFAULT_FRAMES
+    try:
+        frames = int(value.strip())
+    except ValueError:
+        frames = -1
+    if not 0 <= frames <= MAX_FRAMES:
+        raise MemTraceConfigError(
+            f"{ENV_FRAMES} must be an integer from 0 to {MAX_FRAMES}, got {value!r}"
+        )
+    return frames
+
+
 def install_from_env(environ: Mapping[str, str] = os.environ) -> MemTrace | None:
-    """Start tracing and handle SIGUSR2 when `AGONES_MEMTRACE` names a file; else do nothing."""
+    """Start tracing and handle SIGUSR2 when `AGONES_MEMTRACE` names a file; else do nothing.
+
+    Raises MemTraceConfigError for an unusable `AGONES_MEMTRACE_FRAMES`. A report that cannot be
+    written (e.g. the file's directory is gone) is logged, never raised into the running code.
+    """
     target = environ.get(ENV_FILE)
     if not target:
         return None
-    frames = int(environ.get(ENV_FRAMES) or DEFAULT_FRAMES)
+    frames = parse_frames(environ.get(ENV_FRAMES))
     if frames > 0:
         tracemalloc.start(frames)
     trace = MemTrace(Path(target), trim=environ.get(ENV_TRIM, "") not in ("", "0"))
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:
-        trace.write_report()
+        try:
+            trace.write_report()
+        except OSError as err:
+            _log.warning("could not write the memory report", path=target, error=str(err))
 
     signal.signal(signal.SIGUSR2, on_signal)
     if frames > 0 and environ.get(ENV_PEAK, "") not in ("", "0"):

@@ -9,8 +9,12 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+import structlog
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agones.cmd import memtrace
+from agones.cmd.main import main
 from agones.workqueue.delaying_queue import DelayingQueue
 
 DEBUGMALLOCSTATS = """\
@@ -153,3 +157,53 @@ def test_the_peak_between_two_reports_is_reported(tmp_path: Path) -> None:
     assert "at the peak since the previous snapshot" in second
     peak = second.split("at the peak since the previous snapshot")[1]
     assert "test_memtrace.py" in peak.split("… by traceback:")[0]
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        pytest.param(None, memtrace.DEFAULT_FRAMES, id="unset"),
+        pytest.param("", memtrace.DEFAULT_FRAMES, id="empty"),
+        pytest.param("0", 0, id="no-tracemalloc"),
+        pytest.param(" 12 ", 12, id="spaces"),
+        pytest.param("1000", 1000, id="max"),
+    ],
+)
+def test_parse_frames(value: str | None, want: int) -> None:
+    assert memtrace.parse_frames(value) == want
+
+
+@given(st.text(max_size=20))
+def test_parse_frames_answers_a_number_or_one_line(value: str) -> None:
+    try:
+        frames = memtrace.parse_frames(value)
+    except memtrace.MemTraceConfigError as err:
+        assert "\n" not in str(err) and memtrace.ENV_FRAMES in str(err)
+    else:
+        assert 0 <= frames <= memtrace.MAX_FRAMES
+
+
+def test_controller_with_bad_frames_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(memtrace.ENV_FILE, str(tmp_path / "r.txt"))
+    monkeypatch.setenv(memtrace.ENV_FRAMES, "lots")
+    try:
+        assert main(["controller", "--min-port", "7000", "--max-port", "8000"]) == 2
+    finally:
+        structlog.reset_defaults()  # the command configured logging onto captured stderr
+    assert capsys.readouterr().out == (
+        "error: AGONES_MEMTRACE_FRAMES must be an integer from 0 to 1000, got 'lots'\n"
+    )
+
+
+def test_a_report_that_cannot_be_written_is_logged_not_raised(tmp_path: Path) -> None:
+    previous = signal.getsignal(signal.SIGUSR2)
+    try:
+        memtrace.install_from_env(
+            {memtrace.ENV_FILE: str(tmp_path / "gone" / "r.txt"), memtrace.ENV_FRAMES: "0"}
+        )
+        os.kill(os.getpid(), signal.SIGUSR2)  # the handler runs here; nothing may raise
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+    assert not (tmp_path / "gone").exists()
