@@ -231,7 +231,7 @@ class EventBroadcaster:
         if len(messages) < MAX_SIMILAR_EVENTS:
             key = (*similar_key, involved.get("fieldPath", ""), message)
         else:
-            messages = messages[1:]  # drop one: the set never grows past the threshold
+            messages = messages[1:]  # drop the oldest: they never grow past the threshold
             message = AGGREGATE_PREFIX + p.message
             key = (*similar_key, AGGREGATE_PREFIX)
         self._lru_put(_SIMILAR, similar_key, (p.at, messages))
