@@ -31,8 +31,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import json
+import os
 import re
+import signal
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -43,6 +46,7 @@ import structlog
 from agones.client.config import load_config
 from agones.client.rest import RESTClient
 from agones.client.versioned.resources import FLEETS, GAME_SERVERS
+from agones.cmd import memtrace
 from agones.informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from agones.localcluster.nodes.podrunner import SIMULATE_ANNOTATION
 from agones.localcluster.stack import LocalStack, StackOptions
@@ -151,6 +155,29 @@ class Writes:
         return writes, conflicts
 
 
+class Snapshots:
+    """`--controller-memtrace FILE`: SIGUSR2 to the controller, wait for its report in FILE."""
+
+    def __init__(self, path: str, pid: int | None) -> None:
+        self.path = path
+        self.pid = pid
+        self.taken = 0
+
+    async def take(self, timeout: float = 300.0) -> None:
+        if not self.path or not self.pid:
+            return
+        self.taken += 1
+        os.kill(self.pid, signal.SIGUSR2)
+        mark = f"-- end of snapshot {self.taken}"
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            with contextlib.suppress(OSError), open(self.path) as report:
+                if mark in report.read():
+                    return
+            await asyncio.sleep(0.5)
+        raise TimeoutError(f"the controller wrote no {mark!r} to {self.path}")
+
+
 def per_game_server(
     before: tuple[collections.Counter[str], collections.Counter[str]],
     after: tuple[collections.Counter[str], collections.Counter[str]],
@@ -201,6 +228,7 @@ async def one_round(
     replicas: int,
     timeout: float,
     pid: int | None,
+    snapshots: Snapshots,
 ) -> dict[str, Any]:
     seen.ready_at.clear()
     before = writes.snapshot()
@@ -210,6 +238,7 @@ async def one_round(
     up = per_game_server(before, writes.snapshot(), replicas)
     fleet_done = await seen.until(lambda: seen.fleet_ready >= replicas, timeout)
     rss_up = rss_kib(pid)[0] if pid else 0
+    await snapshots.take()
     times = sorted(seen.ready_at.values())
     before = writes.snapshot()
     down_start = time.perf_counter()
@@ -217,6 +246,7 @@ async def one_round(
     gone = await seen.until(lambda: not seen.existing, timeout)
     down = per_game_server(before, writes.snapshot(), replicas)
     rss_down = rss_kib(pid)[0] if pid else 0
+    await snapshots.take()
     return {
         "scale_up": {
             "seconds_to_all_ready": round(done - start, 2),
@@ -239,6 +269,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     stack: LocalStack | None = None
     kubeconfig = args.kubeconfig
     pid = args.controller_pid or None
+    if args.controller_memtrace:
+        os.environ[memtrace.ENV_FILE] = args.controller_memtrace
     if not kubeconfig:
         stack = LocalStack(
             StackOptions(
@@ -279,9 +311,13 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.sleep(2.0)  # the controller starts and creates the empty set
             rounds = []
             writes = Writes(stack, args.controller_metrics)
+            snapshots = Snapshots(args.controller_memtrace, pid)
+            await snapshots.take()
             for _ in range(args.rounds):
                 rounds.append(
-                    await one_round(client, seen, writes, args.replicas, args.timeout, pid)
+                    await one_round(
+                        client, seen, writes, args.replicas, args.timeout, pid, snapshots
+                    )
                 )
             await client.delete(FLEETS, FLEET, NAMESPACE)
             await factory.shutdown()
@@ -325,6 +361,12 @@ def main() -> None:
     )
     parser.add_argument("--controller-metrics", default="", help="the controller's /metrics URL")
     parser.add_argument("--controller-pid", type=int, default=0, help="its pid, for RSS")
+    parser.add_argument(
+        "--controller-memtrace",
+        default="",
+        help="file for the controller's tracemalloc reports, one after start and at N and 0 of "
+        "each round (sets AGONES_MEMTRACE; RSS is read before each report, but runs slower)",
+    )
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     print(json.dumps(asyncio.run(bench(args)), indent=2))

@@ -30,7 +30,7 @@ from ..controllers.gameservers import Controller, GameServerMetrics, PerNodeCoun
 from ..featuregates import FeatureGates
 from ..logging import configure_logging
 from ..portallocator import PortAllocator, PortRange, parse_port_ranges, validate_port_ranges
-from . import flags
+from . import flags, memtrace
 
 
 @dataclass
@@ -313,6 +313,11 @@ def run(args: argparse.Namespace) -> int:
         for error in errors:
             print(f"error: {error}")
         print("Could not create controller from environment or flags")
+        return 2
+    try:
+        memtrace.install_from_env()
+    except memtrace.MemTraceConfigError as err:
+        print(f"error: {err}")
         return 2
     try:
         client_config = load_config(config.settings.kubeconfig)

@@ -1,9 +1,12 @@
 """ListWatch: list and watch one resource over the REST client, decoding raw JSON (`listwatch.go`).
 
 The decoder is pluggable: `RawDecoder` (default) yields plain dicts; `StructDecoder(T)` decodes
-items and watch objects straight into msgspec Structs of type `T` in one pass. Watch `ERROR` events
-always carry a `Status` dict and `BOOKMARK` events a plain dict (only its resourceVersion matters).
-Objects are decoded once, here, and shared by the cache and every handler afterwards.
+items and watch objects straight into msgspec Structs of type `T`. A watch event is decoded in one
+pass, envelope and object together (the bytes are scanned once; a read model such as `Pod` skips
+what it does not declare as it goes); only an event whose object is not a `T` — `ERROR` events,
+which always carry a `Status` dict, and `BOOKMARK` events, a plain dict (only its resourceVersion
+matters) — is decoded again, the slow way. Objects are decoded once, here, and shared by the cache
+and every handler afterwards.
 """
 
 from __future__ import annotations
@@ -53,6 +56,14 @@ class _Event(msgspec.Struct):
     object: msgspec.Raw
 
 
+class _TypedEvent(msgspec.Struct, Generic[T]):
+    type: str
+    object: T
+
+
+_NOT_ITEMS = ("ERROR", "BOOKMARK")
+
+
 _status_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
@@ -61,6 +72,7 @@ class StructDecoder(Generic[T]):
 
     def __init__(self, item_type: Any) -> None:
         self._list = msgspec.json.Decoder(_List[item_type])
+        self._typed_event = msgspec.json.Decoder(_TypedEvent[item_type])
         self._event = msgspec.json.Decoder(_Event)
         self._item = msgspec.json.Decoder(item_type)
 
@@ -71,8 +83,17 @@ class StructDecoder(Generic[T]):
         )
 
     def decode_event(self, raw: bytes) -> WatchEvent:
+        try:
+            typed = self._typed_event.decode(raw)
+        except msgspec.ValidationError:
+            typed = None  # e.g. an ERROR's Status does not fit the item type
+        if typed is not None and typed.type not in _NOT_ITEMS:
+            return WatchEvent(typed.type, typed.object)
+        return self._decode_other_event(raw)
+
+    def _decode_other_event(self, raw: bytes) -> WatchEvent:
         event = self._event.decode(raw)
-        if event.type in ("ERROR", "BOOKMARK"):
+        if event.type in _NOT_ITEMS:
             # A Status, or a bare object carrying only a resourceVersion: never the item type.
             return WatchEvent(event.type, _status_decoder.decode(event.object))
         return WatchEvent(event.type, self._item.decode(event.object))

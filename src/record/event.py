@@ -87,7 +87,7 @@ class EventClient(Protocol):
     ) -> dict[str, Any]: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class _Seen:
     name: str
     namespace: str
@@ -95,7 +95,7 @@ class _Seen:
     first_timestamp: float
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     involved: dict[str, str]
     type: str
@@ -125,10 +125,13 @@ class EventBroadcaster:
         # source key -> events about that object taken off the queue while one of it is written
         self._writing: dict[tuple[str, ...], deque[_Pending]] = {}
         self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
-        self._similar: OrderedDict[tuple[str, ...], tuple[float, set[str]]] = OrderedDict()
+        # (last similar event's time, the distinct messages seen since: a tuple, < 10 of them)
+        self._similar: OrderedDict[tuple[str, ...], tuple[float, tuple[str, ...]]] = OrderedDict()
         self._spam: OrderedDict[tuple[str, ...], Limiter] = OrderedDict()
-        # object uid -> the keys it has in the three caches above (see `forget`)
-        self._keys_of: dict[str, set[tuple[int, tuple[str, ...]]]] = {}
+        self._caches = (self._seen, self._similar, self._spam)
+        # object uid -> (which of `_caches`, key) of each entry it has there (see `forget`)
+        # (a list: a handful per object, and a set's table cost more than the rest of the entry)
+        self._keys_of: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
         self.log = structlog.get_logger().bind(component="events")
         self.dropped = 0
         self.written = 0
@@ -176,27 +179,30 @@ class EventBroadcaster:
         """Wait until every buffered event has been written (or failed)."""
         await self._queue.join()
 
-    def _lru_put(
-        self, cache: OrderedDict[tuple[str, ...], Any], key: tuple[str, ...], value: Any
-    ) -> None:
+    def _lru_put(self, which: int, key: tuple[str, ...], value: Any) -> None:
+        cache: OrderedDict[tuple[str, ...], Any] = self._caches[which]
+        if key in cache:
+            cache.move_to_end(key)
+        else:
+            self._keys_of.setdefault(key[_UID], []).append((which, key))
         cache[key] = value
-        cache.move_to_end(key)
-        self._keys_of.setdefault(key[_UID], set()).add((id(cache), key))
         while len(cache) > LRU_CACHE_SIZE:
             old, _ = cache.popitem(last=False)
-            keys = self._keys_of.get(old[_UID])
-            if keys is not None:
-                keys.discard((id(cache), old))
-                if not keys:
-                    del self._keys_of[old[_UID]]
+            self._unindex(which, old)
+
+    def _unindex(self, which: int, key: tuple[str, ...]) -> None:
+        keys = self._keys_of.get(key[_UID])
+        if keys is not None:
+            keys.remove((which, key))
+            if not keys:
+                del self._keys_of[key[_UID]]
 
     def forget(self, obj: Any) -> None:
         """Drop what the correlator keeps about `obj` (its uid is in every key, so nothing of a
         deleted object can match again): without this, every GameServer ever seen stayed in the
         caches until 4,096 others pushed it out, and the controller grew round after round."""
-        caches = {id(c): c for c in (self._seen, self._similar, self._spam)}
-        for cache_id, key in self._keys_of.pop(get_uid(obj), ()):
-            caches[cache_id].pop(key, None)
+        for which, key in self._keys_of.pop(get_uid(obj), ()):
+            self._caches[which].pop(key, None)
 
     def cached(self) -> int:
         """Entries in the correlator's caches (for tests and benchmarks)."""
@@ -209,7 +215,7 @@ class EventBroadcaster:
         limiter = self._spam.get(source_key)
         if limiter is None:
             limiter = Limiter(SPAM_QPS, SPAM_BURST, self.clock)
-            self._lru_put(self._spam, source_key, limiter)
+            self._lru_put(_SPAM, source_key, limiter)
         if limiter.tokens() < 1.0:
             self.dropped += 1
             return
@@ -217,17 +223,18 @@ class EventBroadcaster:
         # Aggregate floods of similar events with different messages.
         message = p.message
         similar_key = (*source_key, p.type, p.reason)
-        last, messages = self._similar.get(similar_key, (p.at, set()))
+        last, messages = self._similar.get(similar_key, (p.at, ()))
         if p.at - last > AGGREGATE_INTERVAL:
-            messages = set()
-        messages.add(p.message)
-        self._lru_put(self._similar, similar_key, (p.at, messages))
+            messages = ()
+        if p.message not in messages:
+            messages = (*messages, p.message)
         if len(messages) < MAX_SIMILAR_EVENTS:
             key = (*similar_key, involved.get("fieldPath", ""), message)
         else:
-            messages.pop()  # any one: the set never grows past the threshold
+            messages = messages[1:]  # drop the oldest: they never grow past the threshold
             message = AGGREGATE_PREFIX + p.message
             key = (*similar_key, AGGREGATE_PREFIX)
+        self._lru_put(_SIMILAR, similar_key, (p.at, messages))
         for tries in range(1, MAX_TRIES_PER_EVENT + 1):
             try:
                 await self._write(p, involved, key, message)
@@ -259,8 +266,8 @@ class EventBroadcaster:
                 self.written += 1
                 return
             except NotFoundError:
-                self._seen.pop(key, None)
-                self._keys_of.get(key[_UID], set()).discard((id(self._seen), key))
+                if self._seen.pop(key, None) is not None:
+                    self._unindex(_SEEN, key)
         namespace = involved["namespace"] or "default"
         name = f"{involved['name']}.{int(p.at * 1e9):x}"
         body = {
@@ -279,7 +286,7 @@ class EventBroadcaster:
             "reportingInstance": p.host,
         }
         await self.client.create(EVENTS, body, namespace)
-        self._lru_put(self._seen, key, _Seen(name, namespace, 1, p.at))
+        self._lru_put(_SEEN, key, _Seen(name, namespace, 1, p.at))
         self.written += 1
 
 
@@ -307,6 +314,9 @@ def involved_object(obj: Any) -> dict[str, str]:
         "resourceVersion": get_resource_version(obj),
     }
 
+
+_SEEN, _SIMILAR, _SPAM = 0, 1, 2
+"""Positions of the correlator's caches in `EventBroadcaster._caches`."""
 
 _UID = 5
 """Where the object's uid sits in every correlator key (after component, host, kind, namespace,

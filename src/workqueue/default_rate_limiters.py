@@ -66,15 +66,23 @@ class ItemFastSlowRateLimiter:
         return self._failures.get(item, 0)
 
 
+_MIN_SWEEP = 64
+"""`ItemIntervalRateLimiter` keeps up to this many slots before sweeping the stale ones."""
+
+
 class ItemIntervalRateLimiter:
     """At most one slot per `interval` per item: an item idle for a whole interval goes at once,
     and every add within the window after it waits for the window's end (so a burst coalesces
-    into that one slot). Not a failure counter: `forget` keeps the window, `num_requeues` is 0."""
+    into that one slot). Not a failure counter: `forget` keeps the window, `num_requeues` is 0.
+    A slot a whole interval in the past means what no slot means, so such slots are dropped
+    (swept whenever the map has doubled since the last sweep): items that come and go do not
+    stay."""
 
     def __init__(self, interval: float, clock: Clock) -> None:
         self.interval = interval
         self.clock = clock
         self._slot: dict[Hashable, float] = {}
+        self._sweep_at = _MIN_SWEEP
 
     def when(self, item: Hashable) -> float:
         now = self.clock.monotonic()
@@ -83,7 +91,16 @@ class ItemIntervalRateLimiter:
             return slot - now
         slot = now if slot is None else max(now, slot + self.interval)
         self._slot[item] = slot
+        if len(self._slot) >= self._sweep_at:
+            self._sweep(now)
         return slot - now
+
+    def _sweep(self, now: float) -> None:
+        self._slot = {k: s for k, s in self._slot.items() if s + self.interval > now}
+        self._sweep_at = max(_MIN_SWEEP, 2 * len(self._slot))
+
+    def __len__(self) -> int:
+        return len(self._slot)
 
     def forget(self, item: Hashable) -> None:
         pass

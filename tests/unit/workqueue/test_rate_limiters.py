@@ -115,3 +115,15 @@ def test_item_interval_sequence(calls: list[float], delays: list[float]) -> None
     if len(calls) > 1:
         assert limiter.when("k") > 0
     assert limiter.when("other") == 0.0
+
+
+def test_item_interval_drops_slots_of_items_gone_for_an_interval() -> None:
+    clock = FakeClock()
+    limiter = ItemIntervalRateLimiter(0.5, clock)
+    for i in range(1000):
+        limiter.when(f"default/gs-{i}")
+    clock.step(0.6)
+    for i in range(100):
+        assert limiter.when(f"default/next-{i}") == 0.0
+    assert len(limiter) <= 100
+    assert limiter.when("default/next-0") == pytest.approx(0.5), "live windows are kept"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from agones.client.versioned.resources import PODS
+from agones.client.versioned.resources import GAME_SERVERS, PODS
 from agones.controllers.gameservers import GameServerMetrics
 from agones.featuregates import FeatureGates
 
@@ -221,3 +221,25 @@ async def test_a_healthy_lifecycle_queues_nothing_for_migration_or_missing_pod()
         await h.api.delete(PODS, "gs1", "default")
         await h.wait_state("gs1", "Unhealthy")
         assert {name for name, _ in queued} <= {"missing"}
+
+
+async def test_deleting_a_game_server_queues_nothing_for_health() -> None:
+    """The pod of a GameServer being deleted goes too; queued through the shared 10/s bucket,
+    every pod of a 1000 scale-down waited up to 100 s for a sync that did nothing."""
+    async with running() as h:
+        queued: list[Any] = []
+        health = h.controller.health_controller
+        enqueue = health.workerqueue.enqueue
+
+        def counting(obj: Any) -> None:
+            queued.append(obj)
+            enqueue(obj)
+
+        health.workerqueue.enqueue = counting  # type: ignore[method-assign]
+        await ready(h, "gs1")
+        await h.api.delete(GAME_SERVERS, "gs1", "default")
+        await h.wait_gone("gameservers", "gs1")
+        await h.wait_gone("pods", "gs1")
+        await h.api.wait_for(lambda: health.get_pod("default", "gs1") is None)
+        assert queued == []
+        assert health.workerqueue.queue.waiting() == 0
