@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import socket
 import ssl
 import sys
@@ -247,6 +248,44 @@ async def rest_client(cluster: Cluster, port: int) -> Any:
     return allocate, session.close
 
 
+@contextlib.asynccontextmanager
+async def profiled(directory: str, label: str) -> Any:
+    """`py-spy record -s -r 50 -f raw` of this process and its children for the block's length,
+    one file per process in `directory` (nothing when `directory` is empty)."""
+    if not directory:
+        yield
+        return
+    spy = Path(sys.executable).with_name("py-spy")
+    pids = [int(key.split(":", 1)[0]) for key in process_cpu(os.getpid())]
+    records = [
+        await asyncio.create_subprocess_exec(
+            str(spy),
+            "record",
+            "-s",
+            "-r",
+            "50",
+            "-f",
+            "raw",
+            "-p",
+            str(pid),
+            "-o",
+            str(Path(directory) / f"{label}-{pid}.txt"),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for pid in pids
+    ]
+    await asyncio.sleep(1.0)  # py-spy attaches
+    try:
+        yield
+    finally:
+        for record in records:
+            with contextlib.suppress(ProcessLookupError):
+                record.send_signal(signal.SIGINT)
+        for record in records:
+            await record.wait()
+
+
 async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int) -> dict[str, Any]:
     make = grpc_client if protocol == "grpc" else rest_client
     clients = [
@@ -300,9 +339,11 @@ async def main(args: argparse.Namespace) -> None:
                                 if concurrency > 1
                                 else min(args.requests, 300)
                             )
-                            before = process_cpu(os.getpid())
-                            r = await phase(cluster, protocol, concurrency, count)
-                            cpu = cpu_per_allocation(before, process_cpu(os.getpid()), count)
+                            label = f"{protocol}-r{replicas}-c{concurrency}"
+                            async with profiled(args.py_spy, label):
+                                before = process_cpu(os.getpid())
+                                r = await phase(cluster, protocol, concurrency, count)
+                                cpu = cpu_per_allocation(before, process_cpu(os.getpid()), count)
                             print(
                                 f"mode={mode} protocol={protocol} replicas={replicas} C={concurrency}: "
                                 f"{r['per_s']:.0f} allocations/s, p50 {r['p50']:.1f} ms, "
@@ -327,4 +368,5 @@ if __name__ == "__main__":
     parser.add_argument(
         "--allocator-args", default="", help="extra agones allocator flags, space-separated"
     )
+    parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
     asyncio.run(main(parser.parse_args()))

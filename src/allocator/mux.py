@@ -4,8 +4,11 @@ or the REST handler (Agones' `grpcHandlerFunc` mux on one port, or one port per 
 Each accepted connection is handshaken with the `TLSFiles` context current at that moment (so a
 rotated certificate or CA applies to new connections at once), then routed by protocol: HTTP/2
 (ALPN `h2`, or the HTTP/2 connection preface in plaintext) goes to the gRPC server, anything else
-(HTTP/1.x) to the REST handler; a listener for one API only routes everything to it. The routed
-connection is spliced byte for byte to the backend on loopback until either side closes.
+(HTTP/1.x) to the REST handler; a listener for one API only routes everything to it. A backend is
+either an address, to which the routed connection is spliced byte for byte on loopback until
+either side closes (the gRPC server), or a protocol factory (the REST app's `web.Server`), which
+takes the connection over in this process: its protocol gets the (decrypted) transport and the
+bytes already read, so a REST request crosses no second socket and no splice.
 
 gRPC clients offer only `h2` in ALPN, while REST clients (curl, browsers, HTTP libraries) also
 offer `http/1.1`, which the server prefers; so the decision is taken once per connection, and a
@@ -23,6 +26,7 @@ import contextlib
 import enum
 import socket
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -39,7 +43,8 @@ class Route(enum.Enum):
     REST = "rest"
 
 
-Backends = dict[Route, tuple[str, int]]
+ProtocolFactory = Callable[[], asyncio.Protocol]
+Backends = dict[Route, "tuple[str, int] | ProtocolFactory"]
 
 
 async def _read_preface(reader: asyncio.StreamReader) -> bytes:
@@ -84,6 +89,60 @@ class _PausedStreamProtocol(asyncio.StreamReaderProtocol):
         assert isinstance(transport, asyncio.ReadTransport)
         transport.pause_reading()
         super().connection_made(transport)
+
+
+class _Adopted(asyncio.Protocol):
+    """Forwards a taken-over connection's events to its protocol; `done` resolves when it ends."""
+
+    def __init__(self, inner: asyncio.Protocol, done: asyncio.Future[None]) -> None:
+        self.inner = inner
+        self.done = done
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        try:
+            self.inner.connection_lost(exc)
+        finally:
+            if not self.done.done():
+                self.done.set_result(None)
+
+
+async def _hand_over(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    factory: ProtocolFactory,
+    first: bytes,
+) -> None:
+    """Give the connection to `factory()`'s protocol, with what was read of it so far; return when
+    the connection is closed."""
+    transport = writer.transport
+    # What the stream received after the handshake and before this switch (a client may send its
+    # request with its last handshake message): asyncio keeps no public way to take it back.
+    pending: bytearray = getattr(reader, "_buffer", bytearray())
+    buffered, eof = first + bytes(pending), reader.at_eof() or bool(getattr(reader, "_eof", False))
+    pending.clear()
+    adopted = _Adopted(factory(), asyncio.get_running_loop().create_future())
+    transport.set_protocol(adopted)
+    adopted.connection_made(transport)
+    if buffered:
+        adopted.data_received(buffered)
+    if eof:
+        adopted.eof_received()
+    await adopted.done
 
 
 class Listener:
@@ -165,7 +224,11 @@ class Listener:
             route = Route.GRPC
         else:
             route = Route.REST
-        host, port = self.backends[route]
+        backend = self.backends[route]
+        if callable(backend):
+            await _hand_over(reader, writer, backend, first)
+            return
+        host, port = backend
         backend_reader, backend_writer = await asyncio.open_connection(host, port)
         try:
             if first:

@@ -3,8 +3,8 @@
 
 `AllocatorServer.start()`:
 * runs the gRPC server (the allocation service and `grpc.health.v1.Health`, keepalive as Agones:
-  pings no more often than 1 min, idle connections closed after 5 min) and the REST app on
-  loopback, and exposes them through `mux.Listener`s: one for both when `grpc_port == http_port`,
+  pings no more often than 1 min, idle connections closed after 5 min) on loopback and the REST app
+  without a socket of its own (the listeners hand it their REST connections), and exposes them through `mux.Listener`s: one for both when `grpc_port == http_port`,
   else one per valid port; (m)TLS per the settings, certificates hot-reloaded by `TLSFiles.watch`;
 * serves `/live`, `/ready` and `/metrics` on `health_port`; `/ready` fails while shutting down and
   when the API server did not answer its last `/version` probe (one a second).
@@ -124,10 +124,12 @@ class AllocatorServer:
         grpc_port = server.add_insecure_port(f"{LOOPBACK}:0")
         await server.start()
         self._grpc = server
-        self._rest, rest_port = await serve_app(
-            self.service.rest_app(), LOOPBACK, 0, shutdown_timeout=self.settings.drain_timeout
+        self._rest = web.AppRunner(
+            self.service.rest_app(), access_log=None, shutdown_timeout=self.settings.drain_timeout
         )
-        return {Route.GRPC: (LOOPBACK, grpc_port), Route.REST: (LOOPBACK, rest_port)}
+        await self._rest.setup()
+        assert self._rest.server is not None
+        return {Route.GRPC: (LOOPBACK, grpc_port), Route.REST: self._rest.server}
 
     async def _listen(self, name: str, backends: Backends, port: int) -> None:
         listener = Listener(backends, self.tls, self.log)
