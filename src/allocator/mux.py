@@ -15,6 +15,11 @@ offer `http/1.1`, which the server prefers; so the decision is taken once per co
 REST client that insists on HTTP/2 alone would reach the gRPC server (Agones routes each HTTP/2
 request by its `content-type` instead).
 
+With TLS and a `grpc_tls` backend (a gRPC port that terminates TLS itself, with the same
+certificates), a connection whose ClientHello (read with MSG_PEEK, before any TLS) offers only
+`h2` — a gRPC client — is spliced still encrypted to that port: grpc's C core does its TLS and
+HTTP/2, and this process only copies bytes. Any other ClientHello is handshaken here as above.
+
 `close()` stops accepting; `wait_closed(timeout)` waits for open connections to end, then closes
 whatever is left.
 """
@@ -31,11 +36,13 @@ from typing import Any
 
 import structlog
 
+from .clienthello import offered_alpn
 from .tlsfiles import TLSFiles
 
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HANDSHAKE_TIMEOUT = 10.0
 CHUNK = 256 * 1024
+MAX_PEEK = 16 * 1024 + 5
 
 
 class Route(enum.Enum):
@@ -145,16 +152,44 @@ async def _hand_over(
     await adopted.done
 
 
+async def _peek_first_record(writer: asyncio.StreamWriter, timeout: float) -> bytes:
+    """The client's first TLS record (or what came of it), left unread in the socket."""
+    loop = asyncio.get_running_loop()
+    sock = writer.get_extra_info("socket").dup()
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                readable = loop.create_future()
+                loop.add_reader(sock.fileno(), readable.set_result, None)
+                try:
+                    await readable
+                finally:
+                    loop.remove_reader(sock.fileno())
+                data = sock.recv(MAX_PEEK, socket.MSG_PEEK)
+                if not data or offered_alpn(data) is not None or len(data) >= MAX_PEEK:
+                    return bytes(data)
+    finally:
+        sock.close()
+
+
 class Listener:
     """One public port; `backends` says where each route goes, `tls` None means plaintext."""
 
-    def __init__(self, backends: Backends, tls: TLSFiles | None, logger: Any = None) -> None:
+    def __init__(
+        self,
+        backends: Backends,
+        tls: TLSFiles | None,
+        logger: Any = None,
+        grpc_tls: tuple[str, int] | None = None,
+    ) -> None:
         self.backends = backends
         self.tls = tls
+        self.grpc_tls = grpc_tls if Route.GRPC in backends else None
         self.log = (logger or structlog.get_logger()).bind(component="allocator-listener")
         self.server: asyncio.Server | None = None
         self.port = 0
         self.refused = 0
+        self.passed_encrypted = 0
         self._connections: set[asyncio.Task[Any]] = set()
 
     async def start(self, address: str, port: int) -> int:
@@ -205,8 +240,22 @@ class Listener:
         finally:
             _close(writer)
 
+    async def _wants_grpc_tls(self, writer: asyncio.StreamWriter) -> bool:
+        if self.grpc_tls is None or self.tls is None or not self.tls.grpc_ready():
+            return False
+        hello = await _peek_first_record(writer, HANDSHAKE_TIMEOUT)
+        return offered_alpn(hello) == ("h2",)
+
     async def _route(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         alpn = None
+        if await self._wants_grpc_tls(writer):
+            assert self.grpc_tls is not None
+            transport = writer.transport
+            assert isinstance(transport, asyncio.ReadTransport)
+            transport.resume_reading()
+            self.passed_encrypted += 1
+            await _splice(reader, writer, self.grpc_tls, b"")
+            return
         if self.tls is not None:
             await asyncio.wait_for(writer.start_tls(self.tls.context()), timeout=HANDSHAKE_TIMEOUT)
             ssl_object = writer.get_extra_info("ssl_object")
@@ -228,18 +277,28 @@ class Listener:
         if callable(backend):
             await _hand_over(reader, writer, backend, first)
             return
-        host, port = backend
-        backend_reader, backend_writer = await asyncio.open_connection(host, port)
+        await _splice(reader, writer, backend, first)
+
+
+async def _splice(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    backend: tuple[str, int],
+    first: bytes,
+) -> None:
+    """Copy bytes both ways between the connection and a new one to `backend` until it ends."""
+    host, port = backend
+    backend_reader, backend_writer = await asyncio.open_connection(host, port)
+    try:
+        if first:
+            backend_writer.write(first)
+        # The client may half-close and still wait for its answer; once the backend is done,
+        # so is the connection.
+        upstream = asyncio.create_task(_pump(reader, backend_writer))
         try:
-            if first:
-                backend_writer.write(first)
-            # The client may half-close and still wait for its answer; once the backend is done,
-            # so is the connection.
-            upstream = asyncio.create_task(_pump(reader, backend_writer))
-            try:
-                await _pump(backend_reader, writer)
-            finally:
-                upstream.cancel()
-                await asyncio.gather(upstream, return_exceptions=True)
+            await _pump(backend_reader, writer)
         finally:
-            _close(backend_writer)
+            upstream.cancel()
+            await asyncio.gather(upstream, return_exceptions=True)
+    finally:
+        _close(backend_writer)

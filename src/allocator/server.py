@@ -3,7 +3,8 @@
 
 `AllocatorServer.start()`:
 * runs the gRPC server (the allocation service and `grpc.health.v1.Health`, keepalive as Agones:
-  pings no more often than 1 min, idle connections closed after 5 min) on loopback and the REST app
+  pings no more often than 1 min, idle connections closed after 5 min) on loopback (in plaintext,
+  and with TLS also on a port where grpc terminates the TLS of the clients spliced to it) and the REST app
   without a socket of its own (the listeners hand it their REST connections), and exposes them through `mux.Listener`s: one for both when `grpc_port == http_port`,
   else one per valid port; (m)TLS per the settings, certificates hot-reloaded by `TLSFiles.watch`;
 * serves `/live`, `/ready` and `/metrics` on `health_port`; `/ready` fails while shutting down and
@@ -91,6 +92,7 @@ class AllocatorServer:
         self._api_error: str | None = "API server not checked yet" if api_check else None
         self._stop = asyncio.Event()
         self._grpc: grpc.aio.Server | None = None
+        self._grpc_tls_port = 0
         self._rest: web.AppRunner | None = None
         self._health_runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -122,6 +124,11 @@ class AllocatorServer:
         server.add_generic_rpc_handlers((self.service.grpc_handler(),))
         health_pb2_grpc.add_HealthServicer_to_server(self.grpc_health, server)
         grpc_port = server.add_insecure_port(f"{LOOPBACK}:0")
+        self._grpc_tls_port = (
+            0
+            if self.tls is None
+            else server.add_secure_port(f"{LOOPBACK}:0", self.tls.grpc_credentials())
+        )
         await server.start()
         self._grpc = server
         self._rest = web.AppRunner(
@@ -132,7 +139,8 @@ class AllocatorServer:
         return {Route.GRPC: (LOOPBACK, grpc_port), Route.REST: self._rest.server}
 
     async def _listen(self, name: str, backends: Backends, port: int) -> None:
-        listener = Listener(backends, self.tls, self.log)
+        grpc_tls = (LOOPBACK, self._grpc_tls_port) if self._grpc_tls_port else None
+        listener = Listener(backends, self.tls, self.log, grpc_tls=grpc_tls)
         self.ports[name] = await listener.start(self.settings.address, port)
         self.listeners[name] = listener
         self.log.info("allocator listening", listener=name, port=self.ports[name])
