@@ -25,6 +25,7 @@ import contextlib
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -95,6 +96,44 @@ def process_cpu(root: int) -> dict[str, float]:
         tree.update(children)
         frontier.extend(children)
     return {f"{pid}:{stats[pid][1]}": stats[pid][2] for pid in sorted(tree) if pid in stats}
+
+
+@contextlib.asynccontextmanager
+async def profiled(directory: str, label: str, root: int = 0) -> Any:
+    """`py-spy record -s -r 50 -f raw` of `root` (default: this process) and its descendants for the block's length,
+    one file per process in `directory` (nothing when `directory` is empty)."""
+    if not directory:
+        yield
+        return
+    spy = Path(sys.executable).with_name("py-spy")
+    pids = [int(key.split(":", 1)[0]) for key in process_cpu(root or os.getpid())]
+    records = [
+        await asyncio.create_subprocess_exec(
+            str(spy),
+            "record",
+            "-s",
+            "-r",
+            "50",
+            "-f",
+            "raw",
+            "-p",
+            str(pid),
+            "-o",
+            str(Path(directory) / f"{label}-{pid}.txt"),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for pid in pids
+    ]
+    await asyncio.sleep(1.0)  # py-spy attaches
+    try:
+        yield
+    finally:
+        for record in records:
+            with contextlib.suppress(ProcessLookupError):
+                record.send_signal(signal.SIGINT)
+        for record in records:
+            await record.wait()
 
 
 def cpu_per_allocation(before: dict[str, float], after: dict[str, float], count: int) -> str:
@@ -182,7 +221,7 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
 
 
 async def drive(
-    kubeconfig: str, pool: int, counts: dict[int, int], server_pid: int
+    kubeconfig: str, pool: int, counts: dict[int, int], server_pid: int, py_spy: str = ""
 ) -> list[tuple[int, dict[str, Any]]]:
     config = load_kube_config(kubeconfig)
     config.qps = 0
@@ -193,9 +232,10 @@ async def drive(
         await asyncio.sleep(1.0)  # let the allocators' informers see the pool
         out = []
         for concurrency, requests in counts.items():
-            before = process_cpu(server_pid)
-            result = await phase(rest, concurrency, requests)
-            result["cpu"] = cpu_per_allocation(before, process_cpu(server_pid), requests)
+            async with profiled(py_spy, f"api-c{concurrency}", server_pid):
+                before = process_cpu(server_pid)
+                result = await phase(rest, concurrency, requests)
+                result["cpu"] = cpu_per_allocation(before, process_cpu(server_pid), requests)
             out.append((concurrency, result))
             await fill(rest, result["allocated"])
             await asyncio.sleep(0.5)
@@ -204,7 +244,9 @@ async def drive(
         await rest.close()
 
 
-def run_config(mode: str, replicas: int, pool: int, requests: int, extensions: str) -> None:
+def run_config(
+    mode: str, replicas: int, pool: int, requests: int, extensions: str, py_spy: str = ""
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = str(Path(tmp) / "kubeconfig")
         child = subprocess.Popen(
@@ -242,7 +284,7 @@ def run_config(mode: str, replicas: int, pool: int, requests: int, extensions: s
                 10: 200 if slow else requests,
                 50: 500 if slow else requests,
             }
-            for concurrency, r in asyncio.run(drive(kubeconfig, pool, counts, child.pid)):
+            for concurrency, r in asyncio.run(drive(kubeconfig, pool, counts, child.pid, py_spy)):
                 print(
                     f"{mode:7s} extensions={extensions} replicas={replicas} C={concurrency:<3d} "
                     f"{r['rate']:7.1f} alloc/s  "
@@ -363,6 +405,7 @@ def main() -> None:
     parser.add_argument("--stress", type=int, default=0)
     parser.add_argument("--shared", action="store_true", help="stress: replicas share candidates")
     parser.add_argument("--in-process", action="store_true", help="the allocator alone")
+    parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
     args = parser.parse_args()
     if args.command == "serve":
         asyncio.run(serve(args.kubeconfig, args.wait, args.replicas, args.process))
@@ -376,7 +419,7 @@ def main() -> None:
     for extensions in args.extensions.split(","):
         for mode in args.modes.split(","):
             for replicas in (int(r) for r in args.replicas.split(",")):
-                run_config(mode, replicas, args.pool, args.requests, extensions)
+                run_config(mode, replicas, args.pool, args.requests, extensions, args.py_spy)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import socket
 import ssl
 import sys
@@ -41,7 +40,7 @@ from agones.client.config import load_kube_config
 from agones.client.errors import ApiError
 from agones.client.rest import Resource, RESTClient
 from agones.pki import CertificateAuthority, Usage
-from bench.bench_allocation import cpu_per_allocation, process_cpu
+from bench.bench_allocation import cpu_per_allocation, process_cpu, profiled
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False)
@@ -246,44 +245,6 @@ async def rest_client(cluster: Cluster, port: int) -> Any:
             return "OK" if response.status == 200 else str(response.status)
 
     return allocate, session.close
-
-
-@contextlib.asynccontextmanager
-async def profiled(directory: str, label: str) -> Any:
-    """`py-spy record -s -r 50 -f raw` of this process and its children for the block's length,
-    one file per process in `directory` (nothing when `directory` is empty)."""
-    if not directory:
-        yield
-        return
-    spy = Path(sys.executable).with_name("py-spy")
-    pids = [int(key.split(":", 1)[0]) for key in process_cpu(os.getpid())]
-    records = [
-        await asyncio.create_subprocess_exec(
-            str(spy),
-            "record",
-            "-s",
-            "-r",
-            "50",
-            "-f",
-            "raw",
-            "-p",
-            str(pid),
-            "-o",
-            str(Path(directory) / f"{label}-{pid}.txt"),
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        for pid in pids
-    ]
-    await asyncio.sleep(1.0)  # py-spy attaches
-    try:
-        yield
-    finally:
-        for record in records:
-            with contextlib.suppress(ProcessLookupError):
-                record.send_signal(signal.SIGINT)
-        for record in records:
-            await record.wait()
 
 
 async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int) -> dict[str, Any]:
