@@ -224,8 +224,13 @@ async def test_separate_ports_serve_one_api_each(certs: Certs, tmp_path) -> None
     server = await start_server(settings, FakeAllocate())
     try:
         assert set(server.ports) == {"http", "grpc"}
+        assert set(server.listeners) == {"http"}  # grpc binds its own port and does its TLS
         response = await grpc_allocate(server.ports["grpc"], certs, certs.client, request())
         assert response.gameServerName
+        for stranger in (None, certs.stranger):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await grpc_allocate(server.ports["grpc"], certs, stranger, request())
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
         context = client_ssl(certs, certs.client, tmp_path / "client")
         status, _ = await rest_post(server.ports["http"], {"namespace": "default"}, context)
         assert status == 200
@@ -321,3 +326,24 @@ async def test_rest_client_offering_h2_and_http11_reaches_rest(mux, certs: Certs
     context.set_alpn_protocols(["h2", "http/1.1"])
     status, answer = await rest_post(server.ports["mux"], {"namespace": "default"}, context)
     assert (status, answer["gameServerName"]) == (200, "gs-1")
+
+
+async def test_mtls_without_a_client_ca_yet_starts_and_refuses(certs: Certs) -> None:
+    """grpc cannot do mTLS without a CA: until one is added, the listener does the TLS."""
+    (certs.ca_dir / "client-ca.crt").unlink()
+    server = await start_server(settings_for(certs), FakeAllocate())
+    try:
+        with pytest.raises(grpc.aio.AioRpcError):
+            await grpc_allocate(server.ports["mux"], certs, certs.client, request())
+        (certs.ca_dir / "client-ca.crt").write_bytes(certs.ca.cert_pem)
+
+        async def allowed() -> bool:
+            try:
+                await grpc_allocate(server.ports["mux"], certs, certs.client, request())
+            except grpc.aio.AioRpcError:
+                return False
+            return True
+
+        await wait_for_async(allowed, timeout=10, what="the added client CA")
+    finally:
+        await server.shutdown()
