@@ -74,8 +74,9 @@ async def serve(kubeconfig: str, wait: float, replicas: int, process: bool) -> N
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
 
-def process_cpu(root: int) -> dict[str, float]:
-    """CPU seconds (user + system) of `root` and each of its descendants, by `pid:command`."""
+def process_cpu(root: int) -> dict[str, tuple[float, float]]:
+    """CPU seconds (user + system) of `root` and each of its descendants, by `pid:command`, with
+    the seconds their threads waited for a CPU."""
     tick = os.sysconf("SC_CLK_TCK")
     stats: dict[int, tuple[int, str, float]] = {}
     for entry in Path("/proc").iterdir():
@@ -95,7 +96,21 @@ def process_cpu(root: int) -> dict[str, float]:
         children = [pid for pid, (ppid, _, _) in stats.items() if ppid == parent]
         tree.update(children)
         frontier.extend(children)
-    return {f"{pid}:{stats[pid][1]}": stats[pid][2] for pid in sorted(tree) if pid in stats}
+    return {
+        f"{pid}:{stats[pid][1]}": (stats[pid][2], _run_queue_wait(pid))
+        for pid in sorted(tree)
+        if pid in stats
+    }
+
+
+def _run_queue_wait(pid: int) -> float:
+    """Seconds the threads of `pid` spent runnable but waiting for a CPU (`schedstat`)."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
 
 
 @contextlib.asynccontextmanager
@@ -136,12 +151,20 @@ async def profiled(directory: str, label: str, root: int = 0) -> Any:
             await record.wait()
 
 
-def cpu_per_allocation(before: dict[str, float], after: dict[str, float], count: int) -> str:
-    """`what ms, ...`: CPU milliseconds per allocation spent by each process of the cluster."""
-    spent = {k: after[k] - before.get(k, 0.0) for k in after}
-    return ", ".join(
-        f"{k.split(':', 1)[1]} {v * 1000 / max(count, 1):.2f}" for k, v in spent.items() if v > 0.01
-    )
+def cpu_per_allocation(
+    before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]], count: int
+) -> str:
+    """`what ms, ...`: CPU milliseconds per allocation spent by each process of the cluster, then
+    the milliseconds per allocation its threads waited for a CPU (the machine's load)."""
+    cpu, wait = [], []
+    for key, (cpu_after, wait_after) in after.items():
+        cpu_before, wait_before = before.get(key, (0.0, 0.0))
+        used, waited = cpu_after - cpu_before, wait_after - wait_before
+        what = key.split(":", 1)[1]
+        if used > 0.01:
+            cpu.append(f"{what} {used * 1000 / max(count, 1):.2f}")
+            wait.append(f"{what} {waited * 1000 / max(count, 1):.2f}")
+    return ", ".join(cpu) + "\n    waiting for a CPU, ms per allocation: " + ", ".join(wait)
 
 
 def pct(values: list[float], p: float) -> float:
