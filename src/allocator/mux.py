@@ -43,6 +43,8 @@ H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HANDSHAKE_TIMEOUT = 10.0
 CHUNK = 256 * 1024
 MAX_PEEK = 16 * 1024 + 5
+PEEK_WAIT = 0.1
+PEEK_POLL = 0.005
 
 
 class Route(enum.Enum):
@@ -152,22 +154,28 @@ async def _hand_over(
     await adopted.done
 
 
-async def _peek_first_record(writer: asyncio.StreamWriter, timeout: float) -> bytes:
-    """The client's first TLS record (or what came of it), left unread in the socket."""
+async def _peek_first_record(writer: asyncio.StreamWriter) -> bytes:
+    """The client's first TLS record (or what came of it), left unread in the socket.
+
+    The socket stays readable while the peeked bytes sit in it, so once some came, waiting for
+    the rest is polling: a record still incomplete after `PEEK_WAIT` is returned as it is (the
+    caller then does the TLS itself, which reads whatever comes)."""
     loop = asyncio.get_running_loop()
     sock = writer.get_extra_info("socket").dup()
     try:
-        async with asyncio.timeout(timeout):
-            while True:
-                readable = loop.create_future()
-                loop.add_reader(sock.fileno(), readable.set_result, None)
-                try:
-                    await readable
-                finally:
-                    loop.remove_reader(sock.fileno())
-                data = sock.recv(MAX_PEEK, socket.MSG_PEEK)
-                if not data or offered_alpn(data) is not None or len(data) >= MAX_PEEK:
-                    return bytes(data)
+        async with asyncio.timeout(HANDSHAKE_TIMEOUT):
+            readable = loop.create_future()
+            loop.add_reader(sock.fileno(), readable.set_result, None)
+            try:
+                await readable
+            finally:
+                loop.remove_reader(sock.fileno())
+        deadline = loop.time() + PEEK_WAIT
+        while True:
+            data = sock.recv(MAX_PEEK, socket.MSG_PEEK)
+            if not data or offered_alpn(data) is not None or loop.time() >= deadline:
+                return bytes(data)
+            await asyncio.sleep(PEEK_POLL)
     finally:
         sock.close()
 
@@ -243,7 +251,7 @@ class Listener:
     async def _wants_grpc_tls(self, writer: asyncio.StreamWriter) -> bool:
         if self.grpc_tls is None or self.tls is None or not self.tls.grpc_ready():
             return False
-        hello = await _peek_first_record(writer, HANDSHAKE_TIMEOUT)
+        hello = await _peek_first_record(writer)
         return offered_alpn(hello) == ("h2",)
 
     async def _route(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
