@@ -25,6 +25,7 @@ import contextlib
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -73,8 +74,9 @@ async def serve(kubeconfig: str, wait: float, replicas: int, process: bool) -> N
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
 
-def process_cpu(root: int) -> dict[str, float]:
-    """CPU seconds (user + system) of `root` and each of its descendants, by `pid:command`."""
+def process_cpu(root: int) -> dict[str, tuple[float, float]]:
+    """CPU seconds (user + system) of `root` and each of its descendants, by `pid:command`, with
+    the seconds their threads waited for a CPU."""
     tick = os.sysconf("SC_CLK_TCK")
     stats: dict[int, tuple[int, str, float]] = {}
     for entry in Path("/proc").iterdir():
@@ -94,15 +96,75 @@ def process_cpu(root: int) -> dict[str, float]:
         children = [pid for pid, (ppid, _, _) in stats.items() if ppid == parent]
         tree.update(children)
         frontier.extend(children)
-    return {f"{pid}:{stats[pid][1]}": stats[pid][2] for pid in sorted(tree) if pid in stats}
+    return {
+        f"{pid}:{stats[pid][1]}": (stats[pid][2], _run_queue_wait(pid))
+        for pid in sorted(tree)
+        if pid in stats
+    }
 
 
-def cpu_per_allocation(before: dict[str, float], after: dict[str, float], count: int) -> str:
-    """`what ms, ...`: CPU milliseconds per allocation spent by each process of the cluster."""
-    spent = {k: after[k] - before.get(k, 0.0) for k in after}
-    return ", ".join(
-        f"{k.split(':', 1)[1]} {v * 1000 / max(count, 1):.2f}" for k, v in spent.items() if v > 0.01
-    )
+def _run_queue_wait(pid: int) -> float:
+    """Seconds the threads of `pid` spent runnable but waiting for a CPU (`schedstat`)."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
+
+
+@contextlib.asynccontextmanager
+async def profiled(directory: str, label: str, root: int = 0) -> Any:
+    """`py-spy record -s -r 50 -f raw` of `root` (default: this process) and its descendants for the block's length,
+    one file per process in `directory` (nothing when `directory` is empty)."""
+    if not directory:
+        yield
+        return
+    spy = Path(sys.executable).with_name("py-spy")
+    pids = [int(key.split(":", 1)[0]) for key in process_cpu(root or os.getpid())]
+    records = [
+        await asyncio.create_subprocess_exec(
+            str(spy),
+            "record",
+            "-s",
+            "-r",
+            "50",
+            "-f",
+            "raw",
+            "-p",
+            str(pid),
+            "-o",
+            str(Path(directory) / f"{label}-{pid}.txt"),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for pid in pids
+    ]
+    await asyncio.sleep(1.0)  # py-spy attaches
+    try:
+        yield
+    finally:
+        for record in records:
+            with contextlib.suppress(ProcessLookupError):
+                record.send_signal(signal.SIGINT)
+        for record in records:
+            await record.wait()
+
+
+def cpu_per_allocation(
+    before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]], count: int
+) -> str:
+    """`what ms, ...`: CPU milliseconds per allocation spent by each process of the cluster, then
+    the milliseconds per allocation its threads waited for a CPU (the machine's load)."""
+    cpu, wait = [], []
+    for key, (cpu_after, wait_after) in after.items():
+        cpu_before, wait_before = before.get(key, (0.0, 0.0))
+        used, waited = cpu_after - cpu_before, wait_after - wait_before
+        what = key.split(":", 1)[1]
+        if used > 0.01:
+            cpu.append(f"{what} {used * 1000 / max(count, 1):.2f}")
+            wait.append(f"{what} {waited * 1000 / max(count, 1):.2f}")
+    return ", ".join(cpu) + "\n    waiting for a CPU, ms per allocation: " + ", ".join(wait)
 
 
 def pct(values: list[float], p: float) -> float:
@@ -182,7 +244,7 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
 
 
 async def drive(
-    kubeconfig: str, pool: int, counts: dict[int, int], server_pid: int
+    kubeconfig: str, pool: int, counts: dict[int, int], server_pid: int, py_spy: str = ""
 ) -> list[tuple[int, dict[str, Any]]]:
     config = load_kube_config(kubeconfig)
     config.qps = 0
@@ -193,9 +255,10 @@ async def drive(
         await asyncio.sleep(1.0)  # let the allocators' informers see the pool
         out = []
         for concurrency, requests in counts.items():
-            before = process_cpu(server_pid)
-            result = await phase(rest, concurrency, requests)
-            result["cpu"] = cpu_per_allocation(before, process_cpu(server_pid), requests)
+            async with profiled(py_spy, f"api-c{concurrency}", server_pid):
+                before = process_cpu(server_pid)
+                result = await phase(rest, concurrency, requests)
+                result["cpu"] = cpu_per_allocation(before, process_cpu(server_pid), requests)
             out.append((concurrency, result))
             await fill(rest, result["allocated"])
             await asyncio.sleep(0.5)
@@ -204,7 +267,9 @@ async def drive(
         await rest.close()
 
 
-def run_config(mode: str, replicas: int, pool: int, requests: int, extensions: str) -> None:
+def run_config(
+    mode: str, replicas: int, pool: int, requests: int, extensions: str, py_spy: str = ""
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = str(Path(tmp) / "kubeconfig")
         child = subprocess.Popen(
@@ -242,7 +307,7 @@ def run_config(mode: str, replicas: int, pool: int, requests: int, extensions: s
                 10: 200 if slow else requests,
                 50: 500 if slow else requests,
             }
-            for concurrency, r in asyncio.run(drive(kubeconfig, pool, counts, child.pid)):
+            for concurrency, r in asyncio.run(drive(kubeconfig, pool, counts, child.pid, py_spy)):
                 print(
                     f"{mode:7s} extensions={extensions} replicas={replicas} C={concurrency:<3d} "
                     f"{r['rate']:7.1f} alloc/s  "
@@ -363,6 +428,7 @@ def main() -> None:
     parser.add_argument("--stress", type=int, default=0)
     parser.add_argument("--shared", action="store_true", help="stress: replicas share candidates")
     parser.add_argument("--in-process", action="store_true", help="the allocator alone")
+    parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
     args = parser.parse_args()
     if args.command == "serve":
         asyncio.run(serve(args.kubeconfig, args.wait, args.replicas, args.process))
@@ -376,7 +442,7 @@ def main() -> None:
     for extensions in args.extensions.split(","):
         for mode in args.modes.split(","):
             for replicas in (int(r) for r in args.replicas.split(",")):
-                run_config(mode, replicas, args.pool, args.requests, extensions)
+                run_config(mode, replicas, args.pool, args.requests, extensions, args.py_spy)
 
 
 if __name__ == "__main__":

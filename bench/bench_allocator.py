@@ -42,7 +42,7 @@ from agones.client.rest import RESTClient
 from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
 from agones.client.versioned.resources import GAME_SERVERS
 from agones.pki import CertificateAuthority, Usage
-from bench.bench_allocation import cpu_per_allocation, process_cpu
+from bench.bench_allocation import cpu_per_allocation, process_cpu, profiled
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "default"
@@ -107,7 +107,8 @@ class Cluster:
         (tmp / "client-ca").mkdir()
         (tmp / "client-ca" / "ca.crt").write_bytes(ca.cert_pem)
         write_pair(tmp / "client", self.client)
-        self.ports: list[int] = []
+        self.ports: list[int] = []  # gRPC (and REST when they share one)
+        self.rest_ports: list[int] = []
 
     async def _spawn(self, *args: str, log: str) -> asyncio.subprocess.Process:
         out = (self.tmp / log).open("ab")
@@ -142,13 +143,17 @@ class Cluster:
             except ApiError:
                 await asyncio.sleep(0.05)
 
-    async def start_allocators(self, replicas: int, wait: str, extra: list[str]) -> None:
+    async def start_allocators(
+        self, replicas: int, wait: str, extra: list[str], grpc_own_port: bool = False
+    ) -> None:
+        """`grpc_own_port`: gRPC on a port of its own (grpc's TLS), else one port for both."""
         for i in range(replicas):
             port, health = free_port(), free_port()
+            rest_port = free_port() if grpc_own_port else port
             await self._spawn(
                 "allocator",
                 f"--kubeconfig={self.kubeconfig}",
-                f"--http-port={port}",
+                f"--http-port={rest_port}",
                 f"--grpc-port={port}",
                 f"--health-port={health}",
                 "--address=127.0.0.1",
@@ -162,6 +167,7 @@ class Cluster:
             )
             await wait_ready(health)
             self.ports.append(port)
+            self.rest_ports.append(rest_port)
             del i
 
     async def stop_allocators(self) -> None:
@@ -171,6 +177,7 @@ class Cluster:
             await proc.wait()
         del self.procs[1:]
         self.ports.clear()
+        self.rest_ports.clear()
 
     async def stop(self) -> None:
         await self.stop_allocators()
@@ -249,9 +256,8 @@ async def rest_client(cluster: Cluster, port: int) -> Any:
 
 async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int) -> dict[str, Any]:
     make = grpc_client if protocol == "grpc" else rest_client
-    clients = [
-        await make(cluster, cluster.ports[i % len(cluster.ports)]) for i in range(concurrency)
-    ]
+    ports = cluster.ports if protocol == "grpc" else cluster.rest_ports
+    clients = [await make(cluster, ports[i % len(ports)]) for i in range(concurrency)]
     for allocate, _ in clients:  # connect (and handshake) before the clock starts
         await allocate()
     latencies: list[float] = []
@@ -289,7 +295,7 @@ async def main(args: argparse.Namespace) -> None:
             for mode in args.modes.split(","):
                 for replicas in [int(r) for r in args.replicas.split(",")]:
                     await cluster.start_allocators(
-                        replicas, MODES[mode], args.allocator_args.split()
+                        replicas, MODES[mode], args.allocator_args.split(), args.grpc_port
                     )
                     for protocol in args.protocols.split(","):
                         for concurrency in [int(c) for c in args.concurrency.split(",")]:
@@ -300,9 +306,11 @@ async def main(args: argparse.Namespace) -> None:
                                 if concurrency > 1
                                 else min(args.requests, 300)
                             )
-                            before = process_cpu(os.getpid())
-                            r = await phase(cluster, protocol, concurrency, count)
-                            cpu = cpu_per_allocation(before, process_cpu(os.getpid()), count)
+                            label = f"{protocol}-r{replicas}-c{concurrency}"
+                            async with profiled(args.py_spy, label):
+                                before = process_cpu(os.getpid())
+                                r = await phase(cluster, protocol, concurrency, count)
+                                cpu = cpu_per_allocation(before, process_cpu(os.getpid()), count)
                             print(
                                 f"mode={mode} protocol={protocol} replicas={replicas} C={concurrency}: "
                                 f"{r['per_s']:.0f} allocations/s, p50 {r['p50']:.1f} ms, "
@@ -327,4 +335,8 @@ if __name__ == "__main__":
     parser.add_argument(
         "--allocator-args", default="", help="extra agones allocator flags, space-separated"
     )
+    parser.add_argument(
+        "--grpc-port", action="store_true", help="gRPC on a port of its own (grpc's own TLS)"
+    )
+    parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
     asyncio.run(main(parser.parse_args()))

@@ -3,9 +3,12 @@
 
 `AllocatorServer.start()`:
 * runs the gRPC server (the allocation service and `grpc.health.v1.Health`, keepalive as Agones:
-  pings no more often than 1 min, idle connections closed after 5 min) and the REST app on
-  loopback, and exposes them through `mux.Listener`s: one for both when `grpc_port == http_port`,
-  else one per valid port; (m)TLS per the settings, certificates hot-reloaded by `TLSFiles.watch`;
+  pings no more often than 1 min, idle connections closed after 5 min) on loopback, in plaintext
+  and, with TLS, also on a port where grpc does the TLS of the clients a listener passes to it;
+* runs the REST app without a socket of its own: the listeners hand it their REST connections;
+* exposes them through `mux.Listener`s: one for both when `grpc_port == http_port`, else one for
+  REST, while a gRPC port of its own is bound by grpc itself (its TLS done by grpc); (m)TLS per
+  the settings, certificates hot-reloaded by `TLSFiles.watch`;
 * serves `/live`, `/ready` and `/metrics` on `health_port`; `/ready` fails while shutting down and
   when the API server did not answer its last `/version` probe (one a second).
 
@@ -91,6 +94,8 @@ class AllocatorServer:
         self._api_error: str | None = "API server not checked yet" if api_check else None
         self._stop = asyncio.Event()
         self._grpc: grpc.aio.Server | None = None
+        self._grpc_tls_port = 0
+        self._grpc_public_port = 0
         self._rest: web.AppRunner | None = None
         self._health_runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -108,7 +113,9 @@ class AllocatorServer:
         else:
             if valid_port(s.http_port):
                 await self._listen("http", {Route.REST: backends[Route.REST]}, s.http_port)
-            if valid_port(s.grpc_port):
+            if self._grpc_public_port:
+                self.ports["grpc"] = self._grpc_public_port
+            elif valid_port(s.grpc_port):
                 await self._listen("grpc", {Route.GRPC: backends[Route.GRPC]}, s.grpc_port)
         self.health.add_readiness_check("allocator-agones-client", self._ready_check)
         if self.api_check is not None:
@@ -122,15 +129,37 @@ class AllocatorServer:
         server.add_generic_rpc_handlers((self.service.grpc_handler(),))
         health_pb2_grpc.add_HealthServicer_to_server(self.grpc_health, server)
         grpc_port = server.add_insecure_port(f"{LOOPBACK}:0")
+        self._grpc_tls_port = (
+            0
+            if self.tls is None or not self.tls.grpc_ready()
+            else server.add_secure_port(f"{LOOPBACK}:0", self.tls.grpc_credentials())
+        )
+        self._grpc_public_port = self._bind_grpc_port(server)
         await server.start()
         self._grpc = server
-        self._rest, rest_port = await serve_app(
-            self.service.rest_app(), LOOPBACK, 0, shutdown_timeout=self.settings.drain_timeout
+        self._rest = web.AppRunner(
+            self.service.rest_app(), access_log=None, shutdown_timeout=self.settings.drain_timeout
         )
-        return {Route.GRPC: (LOOPBACK, grpc_port), Route.REST: (LOOPBACK, rest_port)}
+        await self._rest.setup()
+        assert self._rest.server is not None
+        return {Route.GRPC: (LOOPBACK, grpc_port), Route.REST: self._rest.server}
+
+    def _bind_grpc_port(self, server: grpc.aio.Server) -> int:
+        """A gRPC port of its own is grpc's alone, its TLS done by grpc (0: not bound here; a
+        listener serves it, as when mTLS has no client CA yet, which grpc cannot start with)."""
+        s = self.settings
+        if s.grpc_port == s.http_port or not valid_port(s.grpc_port):
+            return 0
+        address = f"{s.address or '[::]'}:{s.grpc_port}"
+        if self.tls is None:
+            return int(server.add_insecure_port(address))
+        if not self.tls.grpc_ready():
+            return 0
+        return int(server.add_secure_port(address, self.tls.grpc_credentials()))
 
     async def _listen(self, name: str, backends: Backends, port: int) -> None:
-        listener = Listener(backends, self.tls, self.log)
+        grpc_tls = (LOOPBACK, self._grpc_tls_port) if self._grpc_tls_port else None
+        listener = Listener(backends, self.tls, self.log, grpc_tls=grpc_tls)
         self.ports[name] = await listener.start(self.settings.address, port)
         self.listeners[name] = listener
         self.log.info("allocator listening", listener=name, port=self.ports[name])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import socket
 import ssl
 import threading
 from collections.abc import Coroutine, Iterator
@@ -336,3 +337,36 @@ def test_invalid_requests_name_the_field(served: Served, request_pb, field: str)
     assert field in err.value.details()
     body = json.dumps(json_format.MessageToDict(request_pb)).encode()
     assert _rest_status(served, body) == 400
+
+
+def _client_hello() -> bytes:
+    context = ssl.create_default_context()
+    context.set_alpn_protocols(["h2"])
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+def _send_raw(served: Served, first: bytes) -> None:
+    """Connect, send `first` (no TLS of ours), half-close; the listener must end the connection."""
+    with socket.create_connection(("127.0.0.1", served.port), timeout=20) as sock:
+        sock.sendall(first)
+        sock.shutdown(socket.SHUT_WR)
+        while sock.recv(65536):
+            pass
+
+
+hello_prefix = st.integers(0, 600).map(lambda n: _client_hello()[:n])
+
+
+@SETTINGS
+@given(firsts=batches(st.one_of(st.binary(max_size=300), hello_prefix), 5))
+def test_listener_arbitrary_first_bytes(served: Served, firsts: list[bytes]) -> None:
+    """Whatever a client sends before (or instead of) a TLS handshake, the listener (which reads
+    the ClientHello to route gRPC to grpc's TLS) closes it, and valid clients are still served."""
+    for first in firsts:
+        count(SURFACE)
+        _send_raw(served, first)
+    assert _grpc_code(served, pb.AllocationRequest().SerializeToString()) in OUTCOMES

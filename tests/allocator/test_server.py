@@ -65,6 +65,13 @@ async def test_grpc_with_valid_client_certificate_allocates(mux, certs: Certs) -
     assert gsa.spec.selectors[0].match_labels == {"agones.dev/fleet": "simple"}
 
 
+async def test_grpc_clients_reach_grpc_still_encrypted(mux, certs: Certs) -> None:
+    """A gRPC client's ClientHello offers only h2: grpc itself terminates its TLS."""
+    server, _ = mux
+    await grpc_allocate(server.ports["mux"], certs, certs.client, request())
+    assert server.listeners["mux"].passed_encrypted == 1
+
+
 @pytest.mark.parametrize("who", ["none", "stranger"], ids=["no-client-cert", "other-ca"])
 async def test_grpc_refuses_clients_without_a_trusted_certificate(
     mux, certs: Certs, who: str
@@ -137,27 +144,33 @@ async def test_unallocated_status_code_is_configurable(certs: Certs) -> None:
         await server.shutdown()
 
 
-async def _served_certificate(port: int, certs: Certs) -> bytes:
-    context = ssl.create_default_context(cadata=certs.ca.cert_pem.decode())
+async def _served_certificate(port: int, certs: Certs, alpn: list[str] | None = None) -> bytes:
+    context = client_ssl(certs, certs.client, certs.tls_dir.parent / "client")
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
+    if alpn:  # only h2: the listener passes the connection to grpc's own TLS
+        context.set_alpn_protocols(alpn)
     _reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
     der: bytes = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
     writer.close()
     return der
 
 
-async def test_rotated_server_certificate_is_served_without_restart(mux, certs: Certs) -> None:
+@pytest.mark.parametrize("alpn", [None, ["h2"]], ids=["terminated-here", "grpc-tls"])
+async def test_rotated_server_certificate_is_served_without_restart(
+    mux, certs: Certs, alpn: list[str] | None
+) -> None:
     server, _ = mux
     port = server.ports["mux"]
     old = x509.load_pem_x509_certificate(certs.server.cert_pem)
-    assert x509.load_der_x509_certificate(await _served_certificate(port, certs)) == old
+    assert x509.load_der_x509_certificate(await _served_certificate(port, certs, alpn)) == old
     rotated = certs.ca.issue("allocator-rotated", HOSTS, Usage.SERVER)
     write_pair(certs.tls_dir, rotated)
     new = x509.load_pem_x509_certificate(rotated.cert_pem)
 
     async def serving_new() -> bool:
-        return x509.load_der_x509_certificate(await _served_certificate(port, certs)) == new
+        served = await _served_certificate(port, certs, alpn)
+        return x509.load_der_x509_certificate(served) == new
 
     await wait_for_async(serving_new, timeout=10, what="the rotated certificate")
     response = await grpc_allocate(port, certs, certs.client, request())
@@ -211,8 +224,13 @@ async def test_separate_ports_serve_one_api_each(certs: Certs, tmp_path) -> None
     server = await start_server(settings, FakeAllocate())
     try:
         assert set(server.ports) == {"http", "grpc"}
+        assert set(server.listeners) == {"http"}  # grpc binds its own port and does its TLS
         response = await grpc_allocate(server.ports["grpc"], certs, certs.client, request())
         assert response.gameServerName
+        for stranger in (None, certs.stranger):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await grpc_allocate(server.ports["grpc"], certs, stranger, request())
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
         context = client_ssl(certs, certs.client, tmp_path / "client")
         status, _ = await rest_post(server.ports["http"], {"namespace": "default"}, context)
         assert status == 200
@@ -308,3 +326,24 @@ async def test_rest_client_offering_h2_and_http11_reaches_rest(mux, certs: Certs
     context.set_alpn_protocols(["h2", "http/1.1"])
     status, answer = await rest_post(server.ports["mux"], {"namespace": "default"}, context)
     assert (status, answer["gameServerName"]) == (200, "gs-1")
+
+
+async def test_mtls_without_a_client_ca_yet_starts_and_refuses(certs: Certs) -> None:
+    """grpc cannot do mTLS without a CA: until one is added, the listener does the TLS."""
+    (certs.ca_dir / "client-ca.crt").unlink()
+    server = await start_server(settings_for(certs), FakeAllocate())
+    try:
+        with pytest.raises(grpc.aio.AioRpcError):
+            await grpc_allocate(server.ports["mux"], certs, certs.client, request())
+        (certs.ca_dir / "client-ca.crt").write_bytes(certs.ca.cert_pem)
+
+        async def allowed() -> bool:
+            try:
+                await grpc_allocate(server.ports["mux"], certs, certs.client, request())
+            except grpc.aio.AioRpcError:
+                return False
+            return True
+
+        await wait_for_async(allowed, timeout=10, what="the added client CA")
+    finally:
+        await server.shutdown()
