@@ -187,14 +187,17 @@ class RESTClient:
             attempt += 1
             await self.clock.sleep(err.retry_after or 0.0)
 
-    async def _json(self, method: str, res: Resource, **kw: Any) -> dict[str, Any]:
+    async def _raw(self, method: str, res: Resource, **kw: Any) -> bytes:
         namespace, name, sub = kw.pop("namespace", None), kw.pop("name", None), kw.pop("sub", None)
-        raw = await self.request(
+        return await self.request(
             method,
             res.path(namespace, name, sub),
             endpoint=res.template(namespace, name, sub),
             **kw,
         )
+
+    async def _json(self, method: str, res: Resource, **kw: Any) -> dict[str, Any]:
+        raw = await self._raw(method, res, **kw)
         result: dict[str, Any] = _decoder.decode(raw) if raw else {}
         return result
 
@@ -314,6 +317,12 @@ class RESTClient:
     ) -> dict[str, Any]:
         return await self._json("POST", res, namespace=namespace, body=body)
 
+    async def create_raw(self, res: Resource, body: Any, namespace: str | None = None) -> bytes:
+        """`create`, answering the stored object's undecoded JSON (for callers that need none of
+        it, or decode it into a type of their own: a pod's answer costs more to decode than to
+        send)."""
+        return await self._raw("POST", res, namespace=namespace, body=body)
+
     async def update(
         self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
     ) -> dict[str, Any]:
@@ -365,8 +374,30 @@ class RESTClient:
         grace_period_seconds: int | None = None,
         preconditions: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
+        raw = await self.delete_raw(
+            res,
+            name,
+            namespace,
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            preconditions=preconditions,
+        )
+        result: dict[str, Any] = _decoder.decode(raw) if raw else {}
+        return result
+
+    async def delete_raw(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """`delete`, answering the undecoded JSON (the object being deleted, or a Status)."""
         options = delete_options(propagation_policy, grace_period_seconds, preconditions)
-        return await self._json("DELETE", res, namespace=namespace, name=name, body=options)
+        return await self._raw("DELETE", res, namespace=namespace, name=name, body=options)
 
 
 def delete_options(
