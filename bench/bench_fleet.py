@@ -13,7 +13,9 @@ the Fleet through its scale subresource (as `kubectl scale` does) and reports:
   server by User-Agent: `agones-py` the controller, `agones-local-sdkserver` the simulated
   sidecars, `agones-local-scheduler` / `-kubelet` the scheduler and kubelets, `bench` this script
   (the scale) — and the 409 Conflicts among them;
-* the controller process's RSS at N and after the scale-down, so rounds show any growth;
+* the controller process's RSS at N and after the scale-down, so rounds show any growth, and its
+  CPU-seconds per GameServer (user + system from /proc/PID/stat: steadier than rates on a shared
+  machine);
 * the same for N → 0 (until every GameServer is gone).
 
 With `--kubeconfig` the bench runs against that cluster instead: it needs Agones' CRDs, webhooks
@@ -24,6 +26,8 @@ controller's `/metrics` URL (`--controller-metrics`) to count its writes and 409
 `agones_k8s_client_http_request_total`, and `--controller-pid` for its RSS when it runs here.
 
     .venv/bin/python -m bench.bench_fleet --replicas 1000 --rounds 2
+
+`--controller-arg=--api-server-qps=1000` (repeatable) passes a flag to the local controller.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import signal
 import time
 import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -56,6 +61,14 @@ NAMESPACE = "default"
 FLEET = "bench-fleet"
 CONTROLLER_SDK = ("agones-py", "agones-local-sdkserver", "Python")
 SCHEDULER_KUBELET = ("agones-local-scheduler", "agones-local-kubelet")
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU-seconds a process has used (0 without a pid)."""
+    if not pid:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def fleet(image: str, simulate: bool) -> dict[str, Any]:
@@ -232,18 +245,22 @@ async def one_round(
 ) -> dict[str, Any]:
     seen.ready_at.clear()
     before = writes.snapshot()
+    cpu_before = cpu_seconds(pid)
     start = time.perf_counter()
     await scale(client, replicas)
     done = await seen.until(lambda: len(seen.ready_at) >= replicas, timeout)
+    cpu_up = cpu_seconds(pid) - cpu_before
     up = per_game_server(before, writes.snapshot(), replicas)
     fleet_done = await seen.until(lambda: seen.fleet_ready >= replicas, timeout)
     rss_up = rss_kib(pid)[0] if pid else 0
     await snapshots.take()
     times = sorted(seen.ready_at.values())
     before = writes.snapshot()
+    cpu_before = cpu_seconds(pid)
     down_start = time.perf_counter()
     await scale(client, 0)
     gone = await seen.until(lambda: not seen.existing, timeout)
+    cpu_down = cpu_seconds(pid) - cpu_before
     down = per_game_server(before, writes.snapshot(), replicas)
     rss_down = rss_kib(pid)[0] if pid else 0
     await snapshots.take()
@@ -254,12 +271,14 @@ async def one_round(
             "game_servers_per_second_by_decile": deciles(times, start),
             "seconds_to_fleet_status_ready": round(fleet_done - start, 2),
             **up,
+            "controller_cpu_seconds_per_game_server": round(cpu_up / replicas, 5),
             "controller_rss_mib_at_n": round(rss_up / 1024, 1),
         },
         "scale_down": {
             "seconds_to_all_gone": round(gone - down_start, 2),
             "game_servers_per_second": round(replicas / (gone - down_start), 1),
             **down,
+            "controller_cpu_seconds_per_game_server": round(cpu_down / replicas, 5),
             "controller_rss_mib_after": round(rss_down / 1024, 1),
         },
     }
@@ -279,6 +298,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 min_port=7000,
                 max_port=8999,
                 nodes_process=args.nodes_process,
+                controller_args=list(args.controller_arg),
             )
         )
         await stack.start()
@@ -358,6 +378,12 @@ def main() -> None:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="local: scheduler, kubelets and simulated sidecars in a child process (default)",
+    )
+    parser.add_argument(
+        "--controller-arg",
+        action="append",
+        default=[],
+        help="local: a flag for the controller process, e.g. --controller-arg=--api-server-qps=1000",
     )
     parser.add_argument("--controller-metrics", default="", help="the controller's /metrics URL")
     parser.add_argument("--controller-pid", type=int, default=0, help="its pid, for RSS")

@@ -1,9 +1,10 @@
 """The allocator process put together (Agones `cmd/allocator` `newServiceHandler` + `main`).
 
 `AllocatorApp(settings, gates, client)`: one shared informer factory (GameServers, Nodes for the
-per-node counter, GameServerAllocationPolicies, Secrets), the event broadcaster (on a client of
-its own, with its own QPS budget: Agones' `kubeClient` beside its `agonesClient`, two clientsets
-with a token bucket each, so Events never slow the allocation writes), the batching
+per-node counter, GameServerAllocationPolicies, Secrets), the event broadcaster (its writes draw
+from the client's Kubernetes budget, the GameServer writes from its Agones one: Agones'
+`kubeClient` beside its `agonesClient`, a token bucket each, so Events never slow the allocation
+writes; see `client/throttle.py`), the batching
 `Allocator` with the `MultiClusterAllocator` hook, the `AllocationService` on it and the
 `AllocatorServer` in front. `start()` returns once the caches are synced (and frozen out of the
 cyclic GC's full collections) and the ports are bound
@@ -51,8 +52,7 @@ class AllocatorApp:
         self.client = client
         self.log = logger or structlog.get_logger().bind(component="allocator")
         self.factory = SharedInformerFactory(client, RESYNC_PERIOD)
-        self.events_client = RESTClient(client.config)
-        self.events = EventBroadcaster(self.events_client)
+        self.events = EventBroadcaster(client)
         self.multi_cluster = MultiClusterAllocator(
             self.factory,
             gates,
@@ -107,7 +107,6 @@ class AllocatorApp:
             self._events_task.cancel()
             await asyncio.gather(self._events_task, return_exceptions=True)
         await self.factory.shutdown()
-        await self.events_client.close()
 
     async def run_until_signalled(self) -> int:
         try:

@@ -5,7 +5,8 @@
 re-read once a minute for rotation) and basic auth. `in_cluster_config()` reads `KUBERNETES_SERVICE_HOST/PORT` and the mounted service
 account (in `$AGONES_SERVICE_ACCOUNT_DIR` when set: where the local cluster's kubelet puts it when
 it cannot mount it). `load_config(path)` picks: explicit path, `$KUBECONFIG`, in-cluster, then `~/.kube/config`.
-QPS/burst default to Agones' Helm values (400/500). Errors are `ConfigError` with a clear message.
+QPS/burst default to Agones' Helm values (400/500), a budget each for the Kubernetes, apiextensions
+and Agones clientsets (`throttle.py`). Errors are `ConfigError` with a clear message.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ class Config:
     username: str | None = None
     password: str | None = None
     qps: float = 400.0
-    """Client-side requests per second (Agones' apiServerQPS)."""
+    """Client-side requests per second of each clientset (Agones' apiServerQPS; 0 = unlimited)."""
     burst: int = 500
-    """Client-side burst (Agones' apiServerQPSBurst)."""
+    """Client-side burst of each clientset (Agones' apiServerQPSBurst)."""
     user_agent: str = field(default_factory=lambda: f"agones-py/{VERSION}")
     timeout: float = 60.0
     """Timeout in seconds of a non-watch request."""

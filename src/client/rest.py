@@ -3,7 +3,9 @@
 Contract:
 * Requests and responses are JSON; results come back as plain dicts (or raw bytes from `*_raw`), so
   callers choose their own decoding. Bodies may be dicts or msgspec Structs.
-* Every request, watches included, first waits on the client-side QPS/burst token bucket.
+* Every request, watches included, first waits on the client-side QPS/burst token bucket of its
+  clientset (`throttle.py`: Kubernetes, apiextensions or Agones, chosen by the API group; a bucket
+  each, as client-go gives each clientset built from one config).
 * A non-2xx response raises the typed `ApiError` subclass for its code, carrying the Status. When the
   server sends `Retry-After` with a 429 or 5xx, the request is retried after that delay, up to
   `max_retries` times, as client-go does; then the error is raised.
@@ -27,10 +29,10 @@ import aiohttp
 import msgspec
 
 from ..clock import Clock, RealClock
-from ..flowcontrol import TokenBucketRateLimiter
 from .config import Config
 from .errors import error_from_response
 from .metrics import ClientMetrics
+from .throttle import ClientsetRateLimiters
 
 PatchType = Literal["json", "merge", "strategic", "apply"]
 
@@ -113,9 +115,7 @@ class RESTClient:
         self.config = config
         self.clock = clock or RealClock()
         self.max_retries = max_retries
-        self.rate_limiter = (
-            TokenBucketRateLimiter(config.qps, config.burst, self.clock) if config.qps > 0 else None
-        )
+        self.rate_limiters = ClientsetRateLimiters(config.qps, config.burst, self.clock)
         self._session: aiohttp.ClientSession | None = None
         self._ssl = config.ssl_context()
 
@@ -162,8 +162,7 @@ class RESTClient:
         session = self._get_session()
         attempt = 0
         while True:
-            if self.rate_limiter is not None:
-                await self.rate_limiter.wait()
+            await self.rate_limiters.wait(path)
             start = time.perf_counter()
             async with session.request(
                 method,
@@ -188,14 +187,17 @@ class RESTClient:
             attempt += 1
             await self.clock.sleep(err.retry_after or 0.0)
 
-    async def _json(self, method: str, res: Resource, **kw: Any) -> dict[str, Any]:
+    async def _raw(self, method: str, res: Resource, **kw: Any) -> bytes:
         namespace, name, sub = kw.pop("namespace", None), kw.pop("name", None), kw.pop("sub", None)
-        raw = await self.request(
+        return await self.request(
             method,
             res.path(namespace, name, sub),
             endpoint=res.template(namespace, name, sub),
             **kw,
         )
+
+    async def _json(self, method: str, res: Resource, **kw: Any) -> dict[str, Any]:
+        raw = await self._raw(method, res, **kw)
         result: dict[str, Any] = _decoder.decode(raw) if raw else {}
         return result
 
@@ -278,14 +280,14 @@ class RESTClient:
             params["timeoutSeconds"] = str(timeout_seconds)
         if allow_watch_bookmarks:
             params["allowWatchBookmarks"] = "true"
-        if self.rate_limiter is not None:
-            await self.rate_limiter.wait()
+        path = res.path(namespace)
+        await self.rate_limiters.wait(path)
         session = self._get_session()
         # A silent connection longer than the server-side timeout (plus slack) is dead.
         sock_read = (timeout_seconds + 30) if timeout_seconds else None
         start = time.perf_counter()
         async with session.get(
-            self.config.host + res.path(namespace),
+            self.config.host + path,
             params=params,
             headers=self._headers(None),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=sock_read),
@@ -314,6 +316,12 @@ class RESTClient:
         self, res: Resource, body: Any, namespace: str | None = None
     ) -> dict[str, Any]:
         return await self._json("POST", res, namespace=namespace, body=body)
+
+    async def create_raw(self, res: Resource, body: Any, namespace: str | None = None) -> bytes:
+        """`create`, answering the stored object's undecoded JSON (for callers that need none of
+        it, or decode it into a type of their own: a pod's answer costs more to decode than to
+        send)."""
+        return await self._raw("POST", res, namespace=namespace, body=body)
 
     async def update(
         self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
@@ -366,8 +374,30 @@ class RESTClient:
         grace_period_seconds: int | None = None,
         preconditions: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
+        raw = await self.delete_raw(
+            res,
+            name,
+            namespace,
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            preconditions=preconditions,
+        )
+        result: dict[str, Any] = _decoder.decode(raw) if raw else {}
+        return result
+
+    async def delete_raw(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """`delete`, answering the undecoded JSON (the object being deleted, or a Status)."""
         options = delete_options(propagation_policy, grace_period_seconds, preconditions)
-        return await self._json("DELETE", res, namespace=namespace, name=name, body=options)
+        return await self._raw("DELETE", res, namespace=namespace, name=name, body=options)
 
 
 def delete_options(

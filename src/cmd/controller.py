@@ -4,10 +4,11 @@ Fleets and FleetAutoscalers.
 Flags and environment variables (Agones' names; env = upper-case flag, `-` → `_`) map onto
 `ControllerConfig` here and nowhere else. `build(context, config)` constructs the controllers on a
 runner context and is reusable (e.g. by `agones local up`); `run` wires the REST client (kubeconfig
-or in-cluster), the shared informer factory, the port allocator, the GameServer controller family,
-the per-node counter and metrics, the GameServerSet, Fleet and FleetAutoscaler controllers (with
-their metrics), leader election when enabled, `/live` `/ready` `/metrics`, and a SIGTERM drain — all
-through `agones.controller.ControllerRunner`.
+or in-cluster; `--api-server-qps` / `--api-server-qps-burst` are the budget of each of its
+clientsets, Kubernetes and Agones apart, as in Agones), the shared informer factory, the port
+allocator, the GameServer controller family, the per-node counter and metrics, the GameServerSet,
+Fleet and FleetAutoscaler controllers (with their metrics), leader election when enabled, `/live`
+`/ready` `/metrics`, and a SIGTERM drain — all through `agones.controller.ControllerRunner`.
 """
 
 from __future__ import annotations

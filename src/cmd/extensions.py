@@ -157,7 +157,6 @@ class Extensions:
         )
         self.allocator: Allocator | None = None
         self._client: RESTClient | None = None
-        self._events_client: RESTClient | None = None
         self._factory: SharedInformerFactory | None = None
         self._events_task: asyncio.Task[None] | None = None
         self.health = HealthHandler()
@@ -179,11 +178,10 @@ class Extensions:
         """The allocator, fed by its own informers, behind the allocation API."""
         s = self.settings
         self._client = RESTClient(load_config(s.kubeconfig or None))
-        # Events on a client of their own (Agones' kubeClient beside its agonesClient: a QPS
-        # budget each), so they never slow the allocation writes.
-        self._events_client = RESTClient(self._client.config)
         self._factory = SharedInformerFactory(self._client)
-        events = EventBroadcaster(self._events_client)
+        # Events draw from the client's Kubernetes budget, the allocation writes from its Agones
+        # one (Agones' kubeClient beside its agonesClient), so Events never slow allocations.
+        events = EventBroadcaster(self._client)
         settings = AllocatorSettings(
             batch_wait_time=s.allocation_batch_wait_time, partition=s.allocation_partition
         )
@@ -229,9 +227,8 @@ class Extensions:
             await asyncio.gather(self._events_task, return_exceptions=True)
         if self._factory is not None:
             await self._factory.shutdown()
-        for client in (self._client, self._events_client):
-            if client is not None:
-                await client.close()
+        if self._client is not None:
+            await self._client.close()
         if self._http is not None:
             await self._http.cleanup()
             self._http = None

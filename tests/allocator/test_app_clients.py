@@ -1,6 +1,6 @@
-"""The allocator process writes Events through a client of its own, as Agones' allocator does
-(`kubeClient` beside `agonesClient`: one QPS token bucket each), so Event writes never take from
-the GameServer writes' budget."""
+"""The allocator process writes Events and GameServers through one client with a QPS budget per
+clientset, as Agones' allocator has `kubeClient` beside `agonesClient` (a token bucket each), so
+Event writes never take from the GameServer writes' budget."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ from agones.allocator.app import AllocatorApp
 from agones.allocator.settings import AllocatorServiceSettings
 from agones.client.config import Config
 from agones.client.rest import RESTClient
+from agones.client.versioned.resources import EVENTS, GAME_SERVERS
 from agones.featuregates import FeatureGates
 
 
-async def test_events_have_their_own_client_and_qps_budget() -> None:
+async def test_events_and_game_servers_draw_from_separate_budgets() -> None:
     client = RESTClient(Config(host="https://127.0.0.1:1", qps=400, burst=500))
     settings = AllocatorServiceSettings(http_port=0, grpc_port=0, disable_tls=True)
     app = AllocatorApp(settings, FeatureGates(), client)
     try:
-        assert app.events.client is app.events_client
-        assert app.events_client is not client
-        assert app.events_client.rate_limiter is not None
-        assert app.events_client.rate_limiter is not client.rate_limiter
-        assert app.events_client.config.qps == client.config.qps == 400
+        assert app.events.client is client
         assert app.allocator.client is client
+        events = client.rate_limiters.for_path(EVENTS.path("default"))
+        game_servers = client.rate_limiters.for_path(GAME_SERVERS.path("default", "gs"))
+        assert events is not None and game_servers is not None
+        assert events is not game_servers
     finally:
-        await app.events_client.close()
         await client.close()

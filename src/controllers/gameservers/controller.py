@@ -67,6 +67,8 @@ from .gameservers import (
     is_game_server_pod,
     pod_ips,
     pod_node_name,
+    with_own_metadata,
+    with_own_status,
 )
 from .health import HealthController
 from .keylocks import KeyLocks
@@ -297,7 +299,7 @@ class Controller:
         if pod is not None:
             if not is_being_deleted(pod):
                 try:
-                    await self.client.delete(PODS, gs.meta.get_name(), gs.meta.get_namespace())
+                    await self.client.delete_raw(PODS, gs.meta.get_name(), gs.meta.get_namespace())
                 except NotFoundError:
                     pass
                 else:
@@ -306,7 +308,7 @@ class Controller:
         finalizers = gs.meta.finalizers if isinstance(gs.meta.finalizers, list) else []
         if not any(f in (FINALIZER_NAME, LEGACY_FINALIZER) for f in finalizers):
             return gs
-        gs_copy = deep_copy(gs)
+        gs_copy = with_own_metadata(gs)
         gs_copy.meta.finalizers = [
             f for f in finalizers if f not in (FINALIZER_NAME, LEGACY_FINALIZER)
         ]
@@ -336,11 +338,12 @@ class Controller:
         if gs.get_dev_address()[1]:
             return gs
         if self.game_server_pod(gs) is None:
-            gs = split_static_tcpudp_ports(deep_copy(gs))
+            if has_static_tcpudp_ports(gs):
+                gs = split_static_tcpudp_ports(deep_copy(gs))
             gs = await self.create_game_server_pod(gs)
             if gs.state() == GameServerState.ERROR:
                 return gs
-        gs_copy = deep_copy(gs)
+        gs_copy = with_own_status(gs)
         gs_copy.gs_status.state = GameServerState.STARTING
         return await self._update(gs_copy)
 
@@ -351,7 +354,8 @@ class Controller:
             self.log.error("error creating pod from GameServer", error=str(err))
             return await self.move_to_error_state(gs, str(err))
         try:
-            created = await self.client.create(PODS, pod, gs.meta.get_namespace())
+            # The answer (the whole pod) is not needed: its name is the one sent.
+            await self.client.create_raw(PODS, pod, gs.meta.get_namespace())
         except AlreadyExistsError:
             self._event(gs, gs.state(), "Pod already exists, reused")
             return gs
@@ -365,8 +369,7 @@ class Controller:
                 warning=True,
             )
             raise
-        name = created.get("metadata", {}).get("name", gs.meta.get_name())
-        self._event(gs, gs.state(), f"Pod {name} created")
+        self._event(gs, gs.state(), f"Pod {pod['metadata']['name']} created")
         return gs
 
     async def _node_for(self, gs: GameServer) -> tuple[Pod, Node]:
@@ -394,7 +397,7 @@ class Controller:
         pod, node = await self._node_for(gs)
         if not pod_ips(pod):
             raise Requeue(f"pod IPs not yet populated for Pod {gs.meta.get_name()}")
-        gs_copy = apply_game_server_address_and_port(deep_copy(gs), node, pod, self.gates)
+        gs_copy = apply_game_server_address_and_port(with_own_status(gs), node, pod, self.gates)
         gs_copy.gs_status.state = GameServerState.SCHEDULED
         stored = await self._update(gs_copy)
         self._event(stored, stored.state(), "Address and port populated")
@@ -478,7 +481,7 @@ class Controller:
         if gs.state() != GameServerState.SHUTDOWN or gs.meta.is_being_deleted():
             return gs
         try:
-            await self.client.delete(
+            await self.client.delete_raw(
                 GAME_SERVERS,
                 gs.meta.get_name(),
                 gs.meta.get_namespace(),
@@ -497,6 +500,13 @@ class Controller:
         stored = await self._update(gs_copy)
         self._event(stored, stored.state(), message, warning=True)
         return stored
+
+
+def has_static_tcpudp_ports(gs: GameServer) -> bool:
+    """Whether `split_static_tcpudp_ports` has anything to split."""
+    return any(
+        p.port_policy == PortPolicy.STATIC and p.protocol == Protocol.TCPUDP for p in gs.ports()
+    )
 
 
 def split_static_tcpudp_ports(gs: GameServer) -> GameServer:

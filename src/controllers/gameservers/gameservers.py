@@ -2,8 +2,8 @@
 
 Pods and Nodes are the typed read models of `apis.core.v1` (what the informers cache), GameServers
 the typed `GameServer`. Nothing here
-does I/O or mutates its inputs, except `apply_game_server_address_and_port`, which fills the status
-of the GameServer copy it is given.
+does I/O or mutates its inputs, except `apply_game_server_address_and_port`, which assigns status
+fields of the GameServer copy it is given (a `with_own_status` copy will do).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ...apis.agones.v1.gameserver import (
     ROLE_LABEL,
     GameServer,
     GameServerState,
+    GameServerStatus,
     NodeAddress,
     port_status,
 )
@@ -37,6 +38,19 @@ class AddressError(ValueError):
 def deep_copy(gs: GameServer) -> GameServer:
     """A private copy of a (shared, cached) GameServer."""
     return _GS_DECODER.decode(_ENCODER.encode(gs))
+
+
+def with_own_status(gs: GameServer) -> GameServer:
+    """A copy of `gs` with a status of its own (a shallow copy of it), sharing everything else:
+    what a step that only assigns status fields needs, at a fraction of `deep_copy`'s cost.
+    Only the copy's status fields may be assigned; nothing else reachable from it is private."""
+    status = gs.status if gs.status is not UNSET else GameServerStatus()
+    return msgspec.structs.replace(gs, status=msgspec.structs.replace(status))
+
+
+def with_own_metadata(gs: GameServer) -> GameServer:
+    """As `with_own_status`, for a step that only assigns fields of `metadata`."""
+    return msgspec.structs.replace(gs, metadata=msgspec.structs.replace(gs.meta))
 
 
 def is_game_server_pod(pod: Pod) -> bool:

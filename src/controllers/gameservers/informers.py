@@ -61,6 +61,8 @@ class Client(Protocol):
         self, res: Resource, body: Any, namespace: str | None = None
     ) -> dict[str, Any]: ...
 
+    async def create_raw(self, res: Resource, body: Any, namespace: str | None = None) -> bytes: ...
+
     async def update(
         self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
     ) -> dict[str, Any]: ...
@@ -89,8 +91,21 @@ class Client(Protocol):
         preconditions: Any = None,
     ) -> dict[str, Any]: ...
 
+    async def delete_raw(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Any = None,
+    ) -> bytes: ...
+
 
 async def update_game_server(client: Client, gs: GameServer) -> GameServer:
-    """PUT the GameServer; return what the API stored (decoded)."""
+    """PUT the GameServer; return what the API stored, decoded and trimmed as the informer's
+    cache holds it (no `managedFields`), so copies of it and the next PUT stay small."""
     stored = await client.update(GAME_SERVERS, gs, gs.meta.get_namespace())
-    return msgspec.convert(stored, GameServer)
+    game_server: GameServer = msgspec.convert(transform_strip_managed_fields(stored), GameServer)
+    return game_server

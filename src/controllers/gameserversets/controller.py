@@ -45,7 +45,7 @@ from ...informers.shared_informer import ResourceEventHandlerFuncs
 from ...record import EventBroadcaster, EventType
 from ...workqueue import WorkerQueue, fast_rate_limiter
 from ..gameservers import NodeCount, PerNodeCounter, informers
-from ..gameservers.gameservers import deep_copy
+from ..gameservers.gameservers import with_own_status
 from .allocation_overflow import AllocationOverflowController
 from .gameserver_state_cache import GameServerStateCache
 from .gameserversets import (
@@ -403,7 +403,7 @@ class Controller:
         entry = self.state_cache.for_game_server_set(gss)
 
         async def shut_down(gs: GameServer) -> None:
-            gs_copy = deep_copy(gs)
+            gs_copy = with_own_status(gs)
             gs_copy.gs_status.state = GameServerState.SHUTDOWN
             client = self.clientset.agones_v1().game_servers(_namespace(gs))
             stored = await client.update(gs_copy)

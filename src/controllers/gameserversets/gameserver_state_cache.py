@@ -25,7 +25,7 @@ from ...apis.agones.v1.gameserver import GameServer
 from ...apis.agones.v1.gameserverset import GameServerSet
 from ...apis.meta.objectmeta import format_time
 from ...clock import Clock, RealClock
-from ..gameservers.gameservers import deep_copy
+from ..gameservers.gameservers import with_own_metadata
 
 
 class GameServerSetCacheEntry:
@@ -37,12 +37,13 @@ class GameServerSetCacheEntry:
         self.pending_deletion: dict[str, GameServer] = {}
 
     def created(self, gs: GameServer) -> None:
-        self.pending_creation[gs.meta.get_name()] = deep_copy(gs)
+        """`gs` as the create answered it: the caller hands it over and keeps no reference."""
+        self.pending_creation[gs.meta.get_name()] = gs
 
     def deleted(self, gs: GameServer) -> None:
         name = gs.meta.get_name()
         self.pending_creation.pop(name, None)
-        clone = deep_copy(gs)
+        clone = with_own_metadata(gs)
         clone.meta.deletion_timestamp = format_time(datetime.fromtimestamp(self.clock.now(), UTC))
         self.pending_deletion[name] = clone
 

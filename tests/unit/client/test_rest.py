@@ -165,6 +165,22 @@ async def test_writes(server: tuple[RESTClient, Recorder, FakeClock]) -> None:
         await client.update(GS, {"metadata": {}})
 
 
+async def test_raw_writes_answer_undecoded_json(
+    server: tuple[RESTClient, Recorder, FakeClock],
+) -> None:
+    client, rec, _ = server
+    obj = {"metadata": {"name": "gs1", "namespace": "default"}}
+    raw = await client.create_raw(GS, obj, "default")
+    assert json.loads(raw)["echo"] == obj
+    assert rec.requests[-1][:2] == ("POST", "/apis/agones.dev/v1/namespaces/default/gameservers")
+    raw = await client.delete_raw(GS, "gs1", "default", propagation_policy="Background")
+    assert json.loads(raw)["metadata"]["name"] == "gs1"
+    assert rec.requests[-1][0] == "DELETE"
+    assert rec.requests[-1][4]["propagationPolicy"] == "Background"
+    with pytest.raises(errors.NotFoundError):
+        await client.delete_raw(GS, "missing", "default")
+
+
 @pytest.mark.parametrize(
     ("name", "cls", "code"),
     [

@@ -187,6 +187,9 @@ class FakeAPI:
         await self._notify()
         return stored
 
+    async def create_raw(self, res: Resource, body: Any, namespace: str | None = None) -> bytes:
+        return json.dumps(await self.create(res, body, namespace)).encode()
+
     async def update(
         self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
     ) -> dict[str, Any]:
@@ -243,3 +246,8 @@ class FakeAPI:
             self._store(res.plural, obj, "DELETED")
         await self._notify()
         return status(200, "Success")
+
+    async def delete_raw(
+        self, res: Resource, name: str, namespace: str | None = None, **kw: Any
+    ) -> bytes:
+        return json.dumps(await self.delete(res, name, namespace, **kw)).encode()
