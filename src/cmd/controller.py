@@ -13,12 +13,12 @@ through `agones.controller.ControllerRunner`.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import socket
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import aioloop
 from ..apis.agones.v1.gameserver import DEFAULT_PORT_RANGE
 from ..apis.meta.quantity import Quantity, QuantityError
 from ..client.config import ConfigError, load_config
@@ -329,4 +329,4 @@ def run(args: argparse.Namespace) -> int:
             )
             return await runner.run()
 
-    return asyncio.run(main())
+    return aioloop.run(main())
