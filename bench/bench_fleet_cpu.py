@@ -87,7 +87,12 @@ async def one_round(
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     options = StackOptions(
-        nodes=args.nodes, simulate_all=True, min_port=7000, max_port=8999, nodes_process=True
+        nodes=args.nodes,
+        simulate_all=True,
+        min_port=7000,
+        max_port=8999,
+        nodes_process=True,
+        log_dir=args.log_dir,
     )
     stack = LocalStack(options)
     await stack.start()
@@ -131,6 +136,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--nodes", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--log-dir", default=None, help="the processes' logs (default: none)")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     try:
