@@ -33,9 +33,7 @@ def make_pod(
     if deleting:
         md["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     spec: dict[str, Any] = {
-        "containers": [
-            {"name": "c", "ports": [{"hostPort": p, "protocol": pr} for pr, p in ports]}
-        ]
+        "containers": [{"name": "c", "ports": [{"hostPort": p, "protocol": pr} for pr, p in ports]}]
     }
     if node:
         spec["nodeName"] = node
