@@ -40,6 +40,7 @@ from typing import Any
 
 import structlog
 
+from agones import aioloop
 from agones.client.config import load_config
 from agones.client.rest import RESTClient
 from agones.client.versioned.resources import FLEETS, GAME_SERVERS
@@ -327,7 +328,7 @@ def main() -> None:
     parser.add_argument("--controller-pid", type=int, default=0, help="its pid, for RSS")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
-    print(json.dumps(asyncio.run(bench(args)), indent=2))
+    print(json.dumps(aioloop.run(bench(args)), indent=2))
 
 
 if __name__ == "__main__":
