@@ -103,9 +103,11 @@ class NodeUsage:
             return
         pod = self.pods[node].pop(key)
         ports = self._ports[node]
-        ports.subtract(host_ports(pod))
-        for port in [p for p, n in ports.items() if n <= 0]:
-            del ports[port]
+        for port in host_ports(pod):  # one claim each, without a walk over the node's ports
+            if ports[port] > 1:
+                ports[port] -= 1
+            else:
+                del ports[port]
         self._count(node, pod, -1)
 
     def _count(self, node: str, pod: Obj, delta: int) -> None:
