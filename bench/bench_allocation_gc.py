@@ -21,9 +21,9 @@ import gc
 import time
 from typing import Any
 
+from agones.aioloop import GC_THRESHOLDS
 from agones.client.config import load_kube_config
 from agones.client.rest import RESTClient
-from agones.cmd.localcluster import GC_THRESHOLDS
 from agones.localcluster.stack import LocalStack, StackOptions
 from agones.logging import configure_logging
 from bench.bench_allocation import fill, phase

@@ -48,6 +48,7 @@ from typing import Any
 
 import structlog
 
+from agones import aioloop
 from agones.client.config import load_config
 from agones.client.rest import RESTClient
 from agones.client.versioned.resources import FLEETS, GAME_SERVERS
@@ -395,7 +396,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
-    print(json.dumps(asyncio.run(bench(args)), indent=2))
+    print(json.dumps(aioloop.run(bench(args)), indent=2))
 
 
 if __name__ == "__main__":

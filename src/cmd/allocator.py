@@ -10,10 +10,10 @@ read.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import ssl
 from typing import Any
 
+from .. import aioloop
 from ..allocator.app import AllocatorApp
 from ..allocator.server import valid_port
 from ..allocator.settings import AllocatorServiceSettings
@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
             return await AllocatorApp(settings, gates, client).run_until_signalled()
 
     try:
-        return asyncio.run(main())
+        # asyncio's own loop: uvloop's `start_tls` resets a connection whose transport was paused
+        # before the handshake, which the listener (`allocator.mux`) needs.
+        return aioloop.run(main(), use_uvloop=False)
     except (OSError, ssl.SSLError) as err:
         print(f"error: could not serve: {err}")
         return 1

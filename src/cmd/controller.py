@@ -14,12 +14,12 @@ Fleet and FleetAutoscaler controllers (with their metrics), leader election when
 from __future__ import annotations
 
 import argparse
-import asyncio
 import socket
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import aioloop
 from ..apis.agones.v1.gameserver import DEFAULT_PORT_RANGE
 from ..apis.meta.quantity import Quantity, QuantityError
 from ..client.config import ConfigError, load_config
@@ -335,4 +335,4 @@ def run(args: argparse.Namespace) -> int:
             )
             return await runner.run()
 
-    return asyncio.run(main())
+    return aioloop.run(main())

@@ -31,6 +31,7 @@ from aiohttp import web
 from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from .. import aioloop
 from ..client.config import ConfigError, load_config
 from ..client.rest import RESTClient
 from ..controller import HealthHandler
@@ -265,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     configure_logging(settings.log_level)
     try:
-        asyncio.run(Extensions(settings).run_until_signalled())
+        aioloop.run(Extensions(settings).run_until_signalled())
     except ConfigError as err:
         print(f"error: no cluster for the allocation API: {err} (or --allocation-api=false)")
         return 1

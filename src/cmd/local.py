@@ -25,6 +25,7 @@ from typing import Any
 import grpc
 import yaml
 
+from .. import aioloop
 from ..client.errors import ApiError
 from ..client.rest import RESTClient
 from ..client.versioned.resources import BY_KIND, GAME_SERVERS, PODS
@@ -217,7 +218,7 @@ def run_up(args: argparse.Namespace) -> int:
             await stack.stop()
         return 0
 
-    return asyncio.run(main())
+    return aioloop.run(main())
 
 
 async def main_job(stack: Any, docs: list[dict[str, Any]], timeout: float) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import signal
 from typing import Any
+
+from .. import aioloop
 
 
 def register(subparsers: Any) -> None:
@@ -33,16 +34,8 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=usage)
 
 
-# The server holds every object as long-lived, acyclic JSON (dicts and lists): with the default
-# thresholds the cyclic GC rescans them every few hundred allocations, and objects with
-# managedFields hold many small maps. Collect generation 0 less often; refcounting frees the rest.
-GC_THRESHOLDS = (50_000, 50, 100)
-
-
 def run_apiserver(args: argparse.Namespace) -> int:
     from ..localcluster.apiserver.server import LocalAPIServer, ServerOptions
-
-    gc.set_threshold(*GC_THRESHOLDS)
 
     options = ServerOptions(
         host=args.host, port=args.port, tls=args.tls, token=args.token, kubeconfig=args.kubeconfig
@@ -59,5 +52,5 @@ def run_apiserver(args: argparse.Namespace) -> int:
             )
             await stop.wait()
 
-    asyncio.run(serve())
+    aioloop.run(serve())
     return 0

@@ -9,9 +9,9 @@ A negative rate limit is refused with Agones' message; SIGTERM closes both serve
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
+from .. import aioloop
 from ..logging import configure_logging
 from ..ping import PingServer, PingSettings
 from . import flags
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     configure_logging(args.log_level.lower())
     try:
-        asyncio.run(PingServer(settings).run_until_signalled())
+        aioloop.run(PingServer(settings).run_until_signalled())
     except OSError as err:
         print(f"error: could not listen: {err}")
         return 1

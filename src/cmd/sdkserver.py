@@ -25,6 +25,7 @@ from typing import Any
 
 import structlog
 
+from .. import aioloop
 from ..featuregates import FeatureGates
 from ..sdkserver.settings import SDKServerSettings
 from . import flags
@@ -64,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {err}")
         return 2
     configure_logging(settings.log_level)
-    return asyncio.run(run(settings, gates))
+    return aioloop.run(run(settings, gates))
 
 
 async def _wait_for_stop(timeout: int) -> None:

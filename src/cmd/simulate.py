@@ -13,7 +13,6 @@ Exit 0 after a run, 2 for bad flags or input (one line, `error: ...`), 1 if a ru
 from __future__ import annotations
 
 import argparse
-import asyncio
 import copy
 import json
 import logging
@@ -25,6 +24,7 @@ from typing import Any
 import structlog
 import yaml
 
+from .. import aioloop
 from ..controllers.fleetautoscalers import REGISTRY
 from ..featuregates import FeatureGates
 from ..simulate.report import report_json, summary_table, terminal_chart, write_png
@@ -267,7 +267,7 @@ def _run(args: argparse.Namespace) -> int:
         if not (args.startup >= 0) or (args.duration is not None and not args.duration > 0):
             raise UsageError("--startup must be >= 0 and --duration > 0")
         options = SimulationOptions(startup=args.startup, duration=args.duration)
-        results = asyncio.run(simulate_all(trace, runs, options))
+        results = aioloop.run(simulate_all(trace, runs, options))
     except (UsageError, SimulationError) as err:
         print(f"error: {err}")
         return 2

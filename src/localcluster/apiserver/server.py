@@ -214,11 +214,12 @@ class LocalAPIServer:
         (tmp / "in-cluster.key").write_bytes(cert.key_pem)
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ctx.load_cert_chain(tmp / "in-cluster.crt", tmp / "in-cluster.key")
+        before = set(self._runner.addresses)
         site = web.TCPSite(self._runner, self.options.host, 0, ssl_context=ctx)
         await site.start()
-        server = site._server
-        assert isinstance(server, asyncio.base_events.Server)
-        self.in_cluster_port = int(server.sockets[0].getsockname()[1])
+        # The runner's addresses, not the site's asyncio server: any event loop's server works.
+        added = [address for address in self._runner.addresses if address not in before]
+        self.in_cluster_port = int(added[0][1])
         self.in_cluster_ca_pem = cert.ca_pem
 
     async def _create_kubernetes_service(self) -> None:

@@ -10,15 +10,20 @@ the real listener is. `desired_relays(pods, services)` is the pure part; a pod g
 own address nor on a port it serves itself (`served_ports`: its declared ports, the ports its
 probes check, and the Agones SDK sidecar's gRPC and HTTP ports, which the sidecar binds on all
 addresses without declaring them): a relay there would take the port its own server binds.
-Relays come and go with pods and Services (one reconcile pass per burst of events). UDP between
+Relays come and go with pods and Services: `MeshRelays` keeps the union of `pod_relays` and
+`service_relays` from the informers' events, one object at a time (after any sequence of events it
+equals `desired_relays` over the objects last seen), and one reconcile pass per burst of events
+reopens relays only in the namespaces of pods that have not seen the current union yet. UDP between
 pods is not relayed (a pod reaches UDP game servers through their node's address and host port).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import collections
+import functools
 import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -80,27 +85,86 @@ def served_ports(pod: Obj) -> set[int]:
     return out
 
 
+@functools.lru_cache(maxsize=8192)
+def _address_kind(ip: str) -> str:
+    """ "pod" for a POD_CIDR address, "loopback" for another loopback one, "" for the rest."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ""
+    return "pod" if address in POD_CIDR else "loopback" if address.is_loopback else ""
+
+
+def pod_relays(pod: Obj) -> set[Relay]:
+    """The (podIP, port) pairs a running pod serves on TCP, when its address is a pod address."""
+    ip = (pod.get("status") or {}).get("podIP")
+    if not ip or (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return set()
+    return {(ip, port) for port in _tcp_ports(pod)} if _address_kind(ip) == "pod" else set()
+
+
+def service_relays(svc: Obj) -> set[Relay]:
+    """A Service's (clusterIP, port) pairs on TCP, when its ClusterIP is a loopback address."""
+    spec = svc.get("spec") or {}
+    ip = spec.get("clusterIP")
+    if not ip or ip == "None" or _address_kind(ip) == "":
+        return set()
+    return {
+        (ip, int(p["port"]))
+        for p in spec.get("ports") or []
+        if p.get("port") and (p.get("protocol") or "TCP") == "TCP"
+    }
+
+
 def desired_relays(pods: list[Obj], services: list[Obj]) -> set[Relay]:
     """Every (address, port) a pod may dial: pods' own addresses and Services' ClusterIPs."""
     out: set[Relay] = set()
     for pod in pods:
-        ip = (pod.get("status") or {}).get("podIP")
-        if not ip or pod["metadata"].get("deletionTimestamp"):
-            continue
-        with contextlib.suppress(ValueError):
-            if ipaddress.ip_address(ip) in POD_CIDR:
-                out |= {(ip, port) for port in _tcp_ports(pod)}
+        out |= pod_relays(pod)
     for svc in services:
-        spec = svc.get("spec") or {}
-        ip = spec.get("clusterIP")
-        with contextlib.suppress(ValueError):
-            if ip and ip != "None" and ipaddress.ip_address(ip).is_loopback:
-                out |= {
-                    (ip, int(p["port"]))
-                    for p in spec.get("ports") or []
-                    if p.get("port") and (p.get("protocol") or "TCP") == "TCP"
-                }
+        out |= service_relays(svc)
     return out
+
+
+def _key(kind: str, obj: Obj) -> tuple[str, str, str]:
+    md = obj.get("metadata") or {}
+    return (kind, md.get("namespace") or "", md.get("name") or "")
+
+
+class MeshRelays:
+    """`desired_relays` kept from events: `set_pod` / `set_service` / `remove` per object."""
+
+    def __init__(self) -> None:
+        self.relays: set[Relay] = set()
+        self.version = 0
+        """Bumped whenever `relays` changes."""
+        self._by_object: dict[tuple[str, str, str], set[Relay]] = {}
+        self._count: collections.Counter[Relay] = collections.Counter()
+
+    def set_pod(self, pod: Obj) -> None:
+        self._set(_key("Pod", pod), pod_relays(pod))
+
+    def set_service(self, svc: Obj) -> None:
+        self._set(_key("Service", svc), service_relays(svc))
+
+    def remove(self, kind: str, obj: Obj) -> None:
+        self._set(_key(kind, obj), set())
+
+    def _set(self, key: tuple[str, str, str], relays: set[Relay]) -> None:
+        before = self._by_object.pop(key, set())
+        if relays:
+            self._by_object[key] = relays
+        if before == relays:
+            return
+        for relay in before - relays:
+            self._count[relay] -= 1
+            if self._count[relay] <= 0:
+                del self._count[relay]
+                self.relays.discard(relay)
+        for relay in relays - before:
+            self._count[relay] += 1
+            self.relays.add(relay)
+        self.version += 1
 
 
 def relays_for(pod: Obj, relays: set[Relay]) -> set[Relay]:
@@ -117,15 +181,26 @@ class PodMesh:
         self.runners = runners
         self.pods = factory.for_resource(PODS)
         self.services = factory.for_resource(SERVICES)
+        self.mesh = MeshRelays()
         self._dirty = asyncio.Event()
         self._open: dict[str, dict[Relay, asyncio.AbstractServer]] = {}
-        handler = ResourceEventHandlerFuncs(
-            add_func=lambda _o: self._dirty.set(),
-            update_func=lambda _o, _n: self._dirty.set(),
-            delete_func=lambda _o: self._dirty.set(),
+        self._synced: dict[str, int] = {}
+        """runner uid → the `mesh.version` its relays were last made equal to."""
+        self.pods.informer().add_event_handler(self._handler(self.mesh.set_pod, "Pod"))
+        self.services.informer().add_event_handler(self._handler(self.mesh.set_service, "Service"))
+
+    def _handler(self, put: Callable[[Obj], None], kind: str) -> ResourceEventHandlerFuncs:
+        def changed(obj: Obj) -> None:
+            put(obj)
+            self._dirty.set()
+
+        def deleted(obj: Any) -> None:
+            self.mesh.remove(kind, getattr(obj, "obj", obj))  # a DeletedFinalStateUnknown's last
+            self._dirty.set()
+
+        return ResourceEventHandlerFuncs(
+            add_func=changed, update_func=lambda _o, new: changed(new), delete_func=deleted
         )
-        self.pods.informer().add_event_handler(handler)
-        self.services.informer().add_event_handler(handler)
 
     async def run(self) -> None:
         try:
@@ -139,20 +214,24 @@ class PodMesh:
                     server.close()
 
     async def reconcile(self) -> None:
-        pods = list(self.pods.informer().indexer.list())
-        relays = desired_relays(pods, list(self.services.informer().indexer.list()))
         for uid in [u for u in self._open if u not in self.runners]:
+            self._synced.pop(uid, None)
             for server in self._open.pop(uid).values():
                 server.close()
+        version = self.mesh.version
         for uid, runner in list(self.runners.items()):
-            if runner.net is None or runner.terminating:
+            if runner.net is None or runner.terminating or self._synced.get(uid) == version:
                 continue
             current = self._open.setdefault(uid, {})
-            wanted = relays_for(runner.pod | {"status": {"podIP": runner.pod_ip}}, relays)
+            wanted = relays_for(runner.pod | {"status": {"podIP": runner.pod_ip}}, self.mesh.relays)
             for relay in [r for r in current if r not in wanted]:
                 current.pop(relay).close()
+            opened = True
             for relay in sorted(wanted - set(current)):
                 try:
                     current[relay] = await runner.net.relay_tcp(relay)
                 except OSError as err:
+                    opened = False  # tried again on the next pass
                     log.debug("relay not opened", pod=runner.name, relay=relay, error=str(err))
+            if opened:
+                self._synced[uid] = version

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ... import aioloop
 from ...client.config import load_config
 from ...client.rest import RESTClient
 from ...featuregates import FeatureGates
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     configure_logging("info")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_main(config))
+        aioloop.run(_main(config))
     return 0
 
 

@@ -10,7 +10,9 @@ the node with the fewest pods; ties go to the first node by name. None when no n
 
 `Scheduler` watches unbound pods (`spec.nodeName` empty) and binds each through `pods/binding`, or
 writes the `PodScheduled=False / Unschedulable` condition when no node fits (and retries when pods or
-nodes change). As `default-scheduler` it records the Events kube-scheduler does: `Scheduled`
+nodes change). Its `schedulercache.SchedulerCache` follows the pod informer's events, so a pass
+looks only at the pods waiting for a node, and counts a pod being bound on its node until the
+informer shows it bound. As `default-scheduler` it records the Events kube-scheduler does: `Scheduled`
 ("Successfully assigned <ns>/<pod> to <node>") and Warning `FailedScheduling` (the same message as
 the condition).
 """
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ from ...record import EventBroadcaster, EventType
 from ..apiserver.discovery import KUBERNETES_VERSION
 from ..apiserver.meta import now_rfc3339
 from ..apiserver.quantities import allocatable_pods
+from .schedulercache import NodeUsage, SchedulerCache, host_ports, pod_key
 
 log = structlog.get_logger("agones.localcluster.nodes.scheduler")
 Obj = Mapping[str, Any]
@@ -82,17 +84,6 @@ def node_object(name: str, address: str, max_pods: int = 1000) -> dict[str, Any]
     }
 
 
-def host_ports(pod: Obj) -> set[tuple[str, int]]:
-    """(protocol, hostPort) pairs a pod claims on its node."""
-    spec = pod.get("spec") or {}
-    out: set[tuple[str, int]] = set()
-    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
-        for p in c.get("ports") or []:
-            if p.get("hostPort"):
-                out.add((p.get("protocol") or "TCP", int(p["hostPort"])))
-    return out
-
-
 def _ready(node: Obj) -> bool:
     if (node.get("spec") or {}).get("unschedulable"):
         return False
@@ -100,23 +91,6 @@ def _ready(node: Obj) -> bool:
         if cond.get("type") == "Ready":
             return bool(cond.get("status") == "True")
     return False
-
-
-def _matches(selector: Obj, labels: Obj) -> bool:
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and labels.get(key) in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 def _preferred_affinity_selectors(pod: Obj) -> list[Obj]:
@@ -129,52 +103,6 @@ def _preferred_affinity_selectors(pod: Obj) -> list[Obj]:
     ]
 
 
-def _active(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-
-
-class NodeUsage:
-    """What is bound to each node: pod counts, host ports, and counts of pods matching the
-    affinity selectors asked about (cached, updated as pods are added)."""
-
-    def __init__(self, pods: Iterable[Obj]) -> None:
-        self.pods: dict[str, list[Obj]] = {}
-        self.ports: dict[str, set[tuple[str, int]]] = {}
-        self._matches: dict[tuple[str, str], int] = {}
-        for pod in pods:
-            self.add(pod)
-
-    def add(self, pod: Obj, node: str | None = None) -> None:
-        name = node or (pod.get("spec") or {}).get("nodeName")
-        if not name or not _active(pod):
-            return
-        self.pods.setdefault(name, []).append(pod)
-        self.ports.setdefault(name, set()).update(host_ports(pod))
-        labels = (pod.get("metadata") or {}).get("labels") or {}
-        for (node_name, key), count in list(self._matches.items()):
-            if node_name == name and _matches(_selector_of(key), labels):
-                self._matches[(node_name, key)] = count + 1
-
-    def matching(self, node: str, selector: Obj) -> int:
-        key = _selector_key(selector)
-        if (node, key) not in self._matches:
-            self._matches[(node, key)] = sum(
-                1
-                for p in self.pods.get(node, [])
-                if _matches(selector, (p.get("metadata") or {}).get("labels") or {})
-            )
-        return self._matches[(node, key)]
-
-
-def _selector_key(selector: Obj) -> str:
-    return json.dumps(selector, sort_keys=True)
-
-
-def _selector_of(key: str) -> Obj:
-    loaded: Obj = json.loads(key)
-    return loaded
-
-
 def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage) -> str | None:
     """The node to bind `pod` to (see the module docstring), or None."""
     usage = pods if isinstance(pods, NodeUsage) else NodeUsage(pods)
@@ -185,11 +113,11 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage)
         name = node["metadata"]["name"]
         if not _ready(node):
             continue
-        running = len(usage.pods.get(name, []))
+        running = usage.running(name)
         max_pods = allocatable_pods(node)
         if running >= max_pods:
             continue
-        if wanted & usage.ports.get(name, set()):
+        if usage.ports_taken(name, wanted):
             continue
         if selectors:
             score = -sum(usage.matching(name, s) for s in selectors)
@@ -209,9 +137,9 @@ def unschedulable_message(pod: Obj, nodes: list[Obj], usage: NodeUsage) -> str:
         max_pods = allocatable_pods(node)
         if not _ready(node):
             reason = "node(s) were not ready"
-        elif len(usage.pods.get(name, [])) >= max_pods:
+        elif usage.running(name) >= max_pods:
             reason = "Too many pods"
-        elif wanted & usage.ports.get(name, set()):
+        elif usage.ports_taken(name, wanted):
             reason = "node(s) didn't have free ports for the requested pod ports"
         else:
             continue
@@ -228,18 +156,35 @@ class Scheduler:
         self.pods = factory.for_resource(PODS)
         self.nodes = factory.for_resource(NODES)
         self._wake = asyncio.Event()
-        self._pending_bind: dict[str, str] = {}  # pod uid → node, until the informer shows it
+        self.cache = SchedulerCache()
         self._unschedulable: set[str] = set()
-        handler = ResourceEventHandlerFuncs(
-            add_func=lambda _: self._wake.set(),
-            update_func=lambda _o, _n: self._wake.set(),
-            delete_func=lambda _: self._wake.set(),
+        self.pods.informer().add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=self._pod_added,
+                update_func=lambda _old, new: self._pod_added(new),
+                delete_func=self._pod_deleted,
+            )
         )
-        self.pods.informer().add_event_handler(handler)
-        self.nodes.informer().add_event_handler(handler)
+        self.nodes.informer().add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=lambda _: self._wake.set(),
+                update_func=lambda _o, _n: self._wake.set(),
+                delete_func=lambda _: self._wake.set(),
+            )
+        )
         self.binds = 0
         self.events = EventBroadcaster(client)
         self.recorder = self.events.new_recorder("default-scheduler", "")
+
+    def _pod_added(self, pod: Obj) -> None:
+        self.cache.add_pod(pod)
+        self._wake.set()
+
+    def _pod_deleted(self, pod: Any) -> None:
+        pod = getattr(pod, "obj", pod)  # a DeletedFinalStateUnknown holds the last state known
+        self.cache.remove_pod(pod)
+        self._unschedulable.discard(pod_key(pod))
+        self._wake.set()
 
     async def run(self) -> None:
         events = asyncio.create_task(self.events.run())
@@ -260,37 +205,25 @@ class Scheduler:
                 self._wake.set()
 
     async def _schedule_all(self) -> None:
-        pods = list(self.pods.informer().get_store().list())
+        """One pass over the pods waiting for a node (kept by `cache` as the informer reports)."""
+        if not self.cache.pending:
+            return
         nodes = list(self.nodes.informer().get_store().list())
-        uids = {p["metadata"].get("uid") for p in pods}
-        self._pending_bind = {u: n for u, n in self._pending_bind.items() if u in uids}
-        # pods bound by us but not yet seen bound count as bound
-        view: list[Obj] = []
-        for p in pods:
-            node = self._pending_bind.get(p["metadata"].get("uid", ""))
-            if node and not (p.get("spec") or {}).get("nodeName"):
-                p = {**p, "spec": {**(p.get("spec") or {}), "nodeName": node}}
-            view.append(p)
         binds = []
-        usage = NodeUsage(view)
-        for pod in view:
+        for key in list(self.cache.pending):
+            pod = self.cache.pending.get(key)
+            if pod is None:  # bound, assumed or gone while this pass awaited a write
+                continue
             md = pod["metadata"]
-            if (pod.get("spec") or {}).get("nodeName") or md.get("deletionTimestamp"):
-                continue
-            if (pod.get("spec") or {}).get("schedulerName", "default-scheduler") not in (
-                "default-scheduler",
-                "",
-            ):
-                continue
-            node = choose_node(pod, nodes, usage)
+            node = choose_node(pod, nodes, self.cache.usage)
             if node is None:
-                if md.get("uid") not in self._unschedulable:
-                    self._unschedulable.add(md.get("uid", ""))
-                    await self._mark_unschedulable(pod, unschedulable_message(pod, nodes, usage))
+                if key not in self._unschedulable:
+                    self._unschedulable.add(key)
+                    message = unschedulable_message(pod, nodes, self.cache.usage)
+                    await self._mark_unschedulable(pod, message)
                 continue
-            self._unschedulable.discard(md.get("uid", ""))
-            self._pending_bind[md.get("uid", "")] = node
-            usage.add(pod, node)
+            self._unschedulable.discard(key)
+            self.cache.assume_pod(pod, node)
             binds.append(self._bind(md["namespace"], md["name"], md.get("uid", ""), node))
         if binds:
             await asyncio.gather(*binds)
@@ -318,7 +251,7 @@ class Scheduler:
             if not bound:
                 # Whatever the failure (a connection error goes on to `run`, which retries), the
                 # pod must not keep counting as bound, or no later pass would schedule it again.
-                self._pending_bind.pop(uid, None)
+                self.cache.forget_pod(uid)
 
     async def _mark_unschedulable(self, pod: Obj, message: str) -> None:
         md = pod["metadata"]

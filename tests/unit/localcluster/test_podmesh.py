@@ -5,8 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from agones.localcluster.nodes.podmesh import desired_relays, relays_for, served_ports
+from agones.localcluster.nodes.podmesh import (
+    MeshRelays,
+    desired_relays,
+    relays_for,
+    served_ports,
+)
 
 
 def pod(ip: str, *ports: int, protocol: str = "TCP", deleting: bool = False) -> dict[str, Any]:
@@ -120,3 +127,63 @@ def test_a_game_server_pod_gets_no_relay_on_its_sidecars_ports() -> None:
     binds on all addresses in the GameServer's pod."""
     relays = {("127.254.0.3", 8080), ("127.254.0.3", 9357), ("127.254.0.3", 7000)}
     assert relays_for(_game_server_pod([]), relays) == {("127.254.0.3", 7000)}
+
+
+def named(obj: dict[str, Any], name: str) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj.get("metadata", {}), "name": name, "namespace": "default"}}
+
+
+mesh_pods = st.builds(
+    lambda name, ip, ports, deleting: named(pod(ip, *ports, deleting=deleting), name),
+    st.sampled_from(["a", "b", "c"]),
+    st.sampled_from(["127.254.0.2", "127.254.0.3", "127.0.0.5", "", "not-an-ip"]),
+    st.lists(st.sampled_from([80, 7000, 8080]), max_size=2),
+    st.booleans(),
+)
+mesh_services = st.builds(
+    lambda name, ip, ports: named(service(ip, *ports), name),
+    st.sampled_from(["s", "t"]),
+    st.sampled_from(["127.240.0.9", "127.254.0.2", "None", "10.0.0.1"]),
+    st.lists(st.sampled_from([80, 7000]), max_size=2),
+)
+mesh_events = st.lists(
+    st.one_of(
+        st.tuples(st.just("pod"), mesh_pods),
+        st.tuples(st.just("service"), mesh_services),
+        st.tuples(st.just("delete-pod"), st.sampled_from(["a", "b", "c"])),
+        st.tuples(st.just("delete-service"), st.sampled_from(["s", "t"])),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mesh_events)
+@example(  # a pod and a Service share a relay; the pod goes, the Service keeps it
+    [
+        ("pod", named(pod("127.254.0.2", 80), "a")),
+        ("service", named(service("127.254.0.2", 80), "s")),
+        ("delete-pod", "a"),
+    ]
+)
+def test_mesh_relays_equal_the_recomputation_after_any_sequence_of_events(
+    events: list[tuple[str, Any]],
+) -> None:
+    mesh = MeshRelays()
+    pods: dict[str, dict[str, Any]] = {}
+    services: dict[str, dict[str, Any]] = {}
+    for kind, arg in events:
+        before, version = set(mesh.relays), mesh.version
+        if kind == "pod":
+            pods[arg["metadata"]["name"]] = arg
+            mesh.set_pod(arg)
+        elif kind == "service":
+            services[arg["metadata"]["name"]] = arg
+            mesh.set_service(arg)
+        elif kind == "delete-pod" and arg in pods:
+            mesh.remove("Pod", pods.pop(arg))
+        elif kind == "delete-service" and arg in services:
+            mesh.remove("Service", services.pop(arg))
+        assert mesh.relays == desired_relays(list(pods.values()), list(services.values()))
+        if mesh.relays != before:
+            assert mesh.version > version

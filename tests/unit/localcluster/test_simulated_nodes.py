@@ -274,10 +274,15 @@ class _UnreachableClient:
 async def test_a_bind_that_fails_to_connect_leaves_the_pod_unbound() -> None:
     client: Any = _UnreachableClient()
     scheduler = Scheduler(client, SharedInformerFactory(client))
-    scheduler._pending_bind["uid-1"] = "node-1"
+    unbound = {"metadata": {"name": "p", "namespace": "default", "uid": "uid-1"}, "spec": {}}
+    scheduler.cache.add_pod(unbound)
+    scheduler.cache.assume_pod(unbound, "node-1")
+    assert scheduler.cache.usage.running("node-1") == 1 and not scheduler.cache.pending
     with pytest.raises(aiohttp.ClientConnectionError):
         await scheduler._bind("default", "p", "uid-1", "node-1")
-    assert scheduler._pending_bind == {}
+    assert scheduler.cache.assumed == {}
+    assert scheduler.cache.usage.running("node-1") == 0
+    assert list(scheduler.cache.pending) == ["uid-1"]
 
 
 def test_nodes_report_the_api_servers_version() -> None:
