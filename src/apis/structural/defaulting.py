@@ -85,20 +85,22 @@ def _prune(value: Any, schema: Schema, path: str, root: bool, dropped: list[str]
         preserve = schema.get("x-kubernetes-preserve-unknown-fields") is True
         embedded = schema.get("x-kubernetes-embedded-resource") is True
         for k in list(value):
-            sub_path = f"{path}.{k}" if path else k
             if (root or embedded) and k in ("apiVersion", "kind", "metadata"):
                 if k == "metadata" and embedded and isinstance(value[k], dict):
                     _prune_meta(value[k])
                 continue
-            if k in props:
-                _prune(value[k], props[k], sub_path, False, dropped)
-            elif isinstance(extra, dict):
-                _prune(value[k], extra, sub_path, False, dropped)
+            sub = props.get(k)
+            if sub is None and isinstance(extra, dict):
+                sub = extra
+            if sub is not None:
+                child = value[k]
+                if isinstance(child, (dict, list)):  # a scalar has nothing to prune
+                    _prune(child, sub, f"{path}.{k}" if path else k, False, dropped)
             elif extra is True or preserve:
                 continue
             else:
                 del value[k]
-                dropped.append(sub_path)
+                dropped.append(f"{path}.{k}" if path else k)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             _prune(item, schema["items"], f"{path}[{i}]", False, dropped)

@@ -37,7 +37,6 @@ from .coredefaults import set_object_defaults
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
-from .patch import PatchMeta
 from .registryops import Admission, ListResult, Obj
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
@@ -57,7 +56,7 @@ class Registry:
         self.listeners: list[Listener] = []
         self.cluster_ips = ClusterIPAllocator()
         self.create_hooks = create_hooks(self.cluster_ips)
-        self._custom_merge_keys: dict[int, tuple[Any, PatchMeta]] = {}
+        self._custom_merge_keys: dict[int, tuple[Any, managedfields.TreeCache]] = {}
         # Checks of a kind's whole object on update (the CRD controller registers its own).
         self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {
             ("apps", "Deployment"): apps.validate_deployment,
@@ -366,13 +365,16 @@ class Registry:
         current = self.get(info, ns, name)
         old = current.obj
         updates.check_preconditions(info, name, obj["metadata"], old["metadata"])
+        merged = manager is not None  # merging the subresource again changes nothing
         if manager is not None:
             obj = self._merge_subresource(info, sub, obj, old)
             served = info.from_storage(copy.deepcopy(old)) if info.from_storage else old
             self._record(info, manager, sub, served, obj, (), old["metadata"])
-        if self.admission is not None:
+        if self.admission is not None and self.admission.mutating_configured():
             obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
-        obj = self._merge_subresource(info, sub, obj, old)
+            merged = False
+        if not merged:
+            obj = self._merge_subresource(info, sub, obj, old)
         md = obj["metadata"]
         meta.keep_immutable(md, old["metadata"])
         updates.check_update_rules(
@@ -423,31 +425,42 @@ class Registry:
         base = md.get("managedFields")
         if not base or sub:
             base = (old_md or {}).get("managedFields") or []
-        if not isinstance(base, list) or not all(isinstance(m, dict) for m in base):
+        if not isinstance(base, list):
             return  # malformed: refused by validation, as the real decoder refuses it
-        meta_keys = self._merge_keys(info)
+        for item in base:
+            if not isinstance(item, dict):
+                return
+        trees = self._merge_keys(info)
+        meta_keys = trees.meta
         now = meta.now_rfc3339()
         if not base and old_md is None:
-            fields = managedfields.created_fields(before, obj, meta_keys, ignored)
+            fields = managedfields.created_fields(before, obj, meta_keys, ignored, trees)
             managed = [managedfields.entry(manager, info.api_version, sub, now, fields)]
         else:
-            change = managedfields.compare(before, obj, meta_keys, ignored)
-            managed = managedfields.record_update(base, change, manager, info.api_version, sub, now)
+            api = info.api_version
+            managed = managedfields.update_in_place(
+                base, before, obj, meta_keys, ignored, manager, api, sub, now
+            )
+            if managed is None:
+                change = managedfields.compare(before, obj, meta_keys, ignored)
+                managed = managedfields.record_update(base, change, manager, api, sub, now)
         if managed:
             md["managedFields"] = managed
         else:
             md.pop("managedFields", None)
 
-    def _merge_keys(self, info: ResourceInfo) -> PatchMeta:
+    def _merge_keys(self, info: ResourceInfo) -> managedfields.TreeCache:
         """The list keys field ownership is tracked by (structured-merge-diff's list-map keys, as
-        server-side apply's): a built-in kind's, or a custom resource's read from its schema, once."""
+        server-side apply's): a built-in kind's, or a custom resource's read from its schema, once;
+        with the memo of the field trees creates record under them."""
         source: Any = info.patch_meta if info.patch_meta is not None else info.custom
         cached = self._custom_merge_keys.get(id(source))
         if cached is None or cached[0] is not source:
             if info.patch_meta is not None:
-                cached = (source, apply_patch_meta(info.patch_meta))
+                keys = apply_patch_meta(info.patch_meta)
             else:
-                cached = (source, patch_meta_from_schema(source.schema if source else None))
+                keys = patch_meta_from_schema(source.schema if source else None)
+            cached = (source, managedfields.TreeCache(keys))
             self._custom_merge_keys[id(source)] = cached
         return cached[1]
 
