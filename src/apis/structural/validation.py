@@ -370,7 +370,9 @@ def _root(schema: Schema) -> Schema:
 
 def validate_custom_resource(obj: dict[str, Any], schema: Schema) -> list[FieldError]:
     """Validate everything but apiVersion/kind/metadata of a custom resource against its schema."""
-    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    body = obj.copy()
+    for k in ("apiVersion", "kind", "metadata"):
+        body.pop(k, None)
     root = _root(schema)
     errs = validate(body, root)
     for name in schema.get("required") or []:

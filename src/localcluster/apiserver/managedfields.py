@@ -42,6 +42,7 @@ _STRIPPED_META = frozenset(
     )
 )
 _encode = msgspec.json.Encoder().encode
+_NOTHING: frozenset[str] = frozenset()
 _TOP_SKIP = frozenset(("apiVersion", "kind", "metadata"))
 _MISSING: Any = object()
 MAX_MANAGER_LENGTH = 128
@@ -457,7 +458,7 @@ def _leaves_changed(
         if type(a) is dict and type(b) is dict:
             token = f"f:{k}"
             nodes = _children(others, token) if others else others
-            sub = _leaves_changed(a, b, node, nodes, meta, (*names, k), ())
+            sub = _leaves_changed(a, b, node, nodes, meta, (*names, k), _NOTHING)
             if sub < 0:
                 return -1
             changed += sub
