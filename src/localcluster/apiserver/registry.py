@@ -41,7 +41,7 @@ from .registryops import Admission, ListResult, Obj
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
 from .selectors import FieldSelector, LabelSelector
-from .store import Entry, Store
+from .store import Entry, Store, copy_of
 
 Listener = Callable[[ResourceInfo, Obj | None, Obj | None], None]
 
@@ -367,14 +367,14 @@ class Registry:
         updates.check_preconditions(info, name, obj["metadata"], old["metadata"])
         merged = manager is not None  # merging the subresource again changes nothing
         if manager is not None:
-            obj = self._merge_subresource(info, sub, obj, old)
-            served = info.from_storage(copy.deepcopy(old)) if info.from_storage else old
+            obj = self._merge_subresource(info, sub, obj, current)
+            served = info.from_storage(copy_of(current)) if info.from_storage else old
             self._record(info, manager, sub, served, obj, (), old["metadata"])
         if self.admission is not None and self.admission.mutating_configured():
             obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
             merged = False
         if not merged:
-            obj = self._merge_subresource(info, sub, obj, old)
+            obj = self._merge_subresource(info, sub, obj, current)
         md = obj["metadata"]
         meta.keep_immutable(md, old["metadata"])
         updates.check_update_rules(
@@ -433,11 +433,13 @@ class Registry:
         trees = self._merge_keys(info)
         meta_keys = trees.meta
         now = meta.now_rfc3339()
+        api = info.api_version
+        managed: list[Obj] | None
         if not base and old_md is None:
             fields = managedfields.created_fields(before, obj, meta_keys, ignored, trees)
-            managed = [managedfields.entry(manager, info.api_version, sub, now, fields)]
+            managed = [managedfields.entry(manager, api, sub, now, fields)]
         else:
-            api = info.api_version
+            # The common update first (only its own leaves changed), else the general path.
             managed = managedfields.update_in_place(
                 base, before, obj, meta_keys, ignored, manager, api, sub, now
             )
@@ -464,11 +466,15 @@ class Registry:
             self._custom_merge_keys[id(source)] = cached
         return cached[1]
 
-    def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:
+    def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, current: Entry) -> Obj:
+        """What a write of the main resource or its status subresource leaves of `obj` over the
+        stored object: the stored status, or only the status (labels and annotations too, for a
+        built-in kind)."""
         if not info.has_status:
             return obj
+        old = current.obj
         if sub == "status":
-            out = copy.deepcopy(old)
+            out = copy_of(current)
             out["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion", "")
             if "status" in obj:
                 out["status"] = obj["status"]
@@ -517,7 +523,7 @@ class Registry:
     def _patched(
         self, info: ResourceInfo, ns: str, name: str, current: Entry, patch_type: str, patch: Any
     ) -> Obj:
-        patched = patching.patched_object(info, current.obj, patch_type, patch)
+        patched = patching.patched_object(info, current.obj, patch_type, patch, copy_of(current))
         obj = self.coerce(info, patched, ns)
         if obj["metadata"].get("name") != name:
             raise errors.bad_request(
