@@ -144,6 +144,10 @@ def _walk(lhs: Any, rhs: Any, meta: PatchMeta, names: Path, path: Path, c: Compa
         c.modified.add(path)
 
 
+MAX_CACHED_VALUE = 8192
+"""The largest value (JSON bytes) whose tree `TreeCache` keeps: a kind's memo stays under ~2 MB."""
+
+
 class TreeCache:
     """A bounded memo of the FieldsV1 subtree a create records for a top-level field's value, for
     one kind's merge keys, keyed by the value's JSON encoding (objects of one kind often share a
@@ -162,9 +166,12 @@ class TreeCache:
         if not value or (type(value) is not dict and type(value) is not list):
             return _added_tree(value, self.meta, names)
         try:
-            key = (names, _encode(value))
+            encoded = _encode(value)
         except (TypeError, ValueError, OverflowError):
             return _added_tree(value, self.meta, names)
+        if len(encoded) > MAX_CACHED_VALUE:
+            return _added_tree(value, self.meta, names)
+        key = (names, encoded)
         tree = self._trees.get(key)
         if tree is None:
             tree = _added_tree(value, self.meta, names)

@@ -109,7 +109,7 @@ def _writes(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict
     return managed, old, new
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_writes())
 def test_update_in_place_equals_the_general_path(
     write: tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]],
@@ -150,7 +150,7 @@ def test_update_in_place_takes_only_leaf_changes_of_its_own(new_spec: dict, fire
 _SHARED = TreeCache(META, size=4)  # small: entries are evicted between examples
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(_objects(), st.booleans())
 def test_created_fields_with_a_tree_cache_equals_without(
     obj: dict[str, Any], builtin: bool
@@ -250,3 +250,19 @@ def test_registry_writes_record_what_the_general_path_records(
     general = asyncio.run(_run(writes))
     monkeypatch.undo()
     assert with_fast == general
+
+
+def test_registry_update_of_own_leaves_takes_the_short_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers: list[object] = []
+    real = managedfields.update_in_place
+
+    def spy(*args: Any) -> Any:
+        answers.append(real(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(managedfields, "update_in_place", spy)
+    (recorded,) = asyncio.run(_run([("alice", {"a": 2}, True, True)]))
+    assert answers and answers[0] is not None
+    assert [(m["manager"], m["fieldsV1"]) for m in recorded] == [
+        ("alice", {"f:spec": {".": {}, "f:a": {}}})
+    ]
