@@ -88,8 +88,12 @@ def _plan(schema: Schema) -> _Plan:
     return plan
 
 
-def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> None:
-    plan = _plan(schema)
+def _validate(
+    value: Any, schema: Schema, path: str, errs: list[FieldError], plan: _Plan | None = None
+) -> None:
+    """Check `value` against `schema` (whose plan the caller may have read already)."""
+    if plan is None:
+        plan = _plan(schema)
     if value is None:
         if not plan.null_ok and plan.kind:
             errs.append(_type_error(path, value, plan.kind))
@@ -341,7 +345,7 @@ def _object(value: dict[str, Any], schema: Schema, path: str, errs: list[FieldEr
         plan = _plan(sub)
         if plan.scalar_only and child is not None and type_ok(plan.scalar_only, child):
             continue  # a scalar of its declared type, with nothing else to check
-        _validate(child, sub, f"{path}.{k}" if path else k, errs)
+        _validate(child, sub, f"{path}.{k}" if path else k, errs, plan)
     max_props, min_props = schema.get("maxProperties"), schema.get("minProperties")
     if max_props is not None and len(value) > max_props:
         errs.append(field.too_many(path, len(value), max_props))
