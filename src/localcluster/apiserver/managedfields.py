@@ -13,6 +13,11 @@ reset fields exclude them. The writer's entry gets the request's apiVersion and 
 whenever it gains fields. Lists merge by key as `apply.field_set` spells them; other lists are atomic.
 Not modelled: the nested Go structs a built-in kind's empty object serialises (so a built-in
 `spec.template` added by a create gets a `.` entry that the real server leaves out).
+
+Every write pays for this, so two short cuts give the general path's answer cheaper: a create's
+subtrees come from a per-kind memo (`TreeCache`), and an update that only changes leaves its
+manager alone owns moves that entry's time without building path sets (`update_in_place`; None
+sends the caller to `compare` + `record_update`).
 """
 
 from __future__ import annotations
