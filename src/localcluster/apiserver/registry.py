@@ -89,7 +89,9 @@ class Registry:
         # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
         self.graceful_pod_deletion = False
         self.custom_default: Callable[[ResourceInfo, Obj], None] | None = None
-        self.custom_prepare: Callable[[ResourceInfo, Obj, bool], list[FieldError]] | None = None
+        self.custom_prepare: (  # (info, obj, strict, the stored object an update replaces)
+            Callable[[ResourceInfo, Obj, bool, Obj | None], list[FieldError]] | None
+        ) = None
         for info in builtin_resources():
             self.register(info)
 
@@ -183,7 +185,9 @@ class Registry:
             ]
             raise err
 
-    def _validate(self, info: ResourceInfo, obj: Obj, strict: bool = False) -> None:
+    def _validate(
+        self, info: ResourceInfo, obj: Obj, strict: bool = False, stored: Obj | None = None
+    ) -> None:
         md = obj.get("metadata")
         errs = (
             meta.validate_object_meta(info.kind, md, info.namespaced)
@@ -191,7 +195,7 @@ class Registry:
             else [field.required("metadata", "")]
         )
         if info.custom is not None and self.custom_prepare is not None:
-            errs.extend(self.custom_prepare(info, obj, strict))
+            errs.extend(self.custom_prepare(info, obj, strict, stored))
         elif info.top_fields is not None:
             drop_unknown_fields(info, obj, strict)
         if errs:
@@ -380,7 +384,7 @@ class Registry:
         updates.check_update_rules(
             info, name, sub, obj, old, self.update_validators, self.update_transitions
         )
-        self._validate(info, obj, strict)
+        self._validate(info, obj, strict, old)
         # After defaulting and pruning, so an update that only omits defaulted fields is no change.
         if info.generation and updates.spec_changed(info, obj, old):
             md["generation"] = old["metadata"].get("generation", 0) + 1
