@@ -85,11 +85,11 @@ class Registry:
             ("", "PersistentVolumeClaim"): storage.validate_claim_update,
             ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
         }
-        # Called by CRD-backed resources to default, prune and validate (see crd.py).
         # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
         self.graceful_pod_deletion = False
+        # Set by crd.py: default, prune and validate a custom resource (and the stored one).
         self.custom_default: Callable[[ResourceInfo, Obj], None] | None = None
-        self.custom_prepare: (  # (info, obj, strict, the stored object an update replaces)
+        self.custom_prepare: (
             Callable[[ResourceInfo, Obj, bool, Obj | None], list[FieldError]] | None
         ) = None
         for info in builtin_resources():
