@@ -1,6 +1,6 @@
-"""CPU per registry operation, in-process and without HTTP: `Registry.create` and
-`Registry.update` of the bench's 2 KB custom object, 5,000 each, timed with process_time() around
-each call (steadier than throughput on a shared machine).
+"""CPU per registry operation, in-process and without HTTP: `Registry.create`, `Registry.update`
+and `Registry.patch` (a merge patch of `spec.replicas`) of the bench's 2 KB custom object, 5,000
+each, timed with process_time() around each call (steadier than throughput on a shared machine).
 
     python bench/registry_cpu.py                      # this tree
     python bench/other_tree.py TREE bench/registry_cpu.py
@@ -69,8 +69,15 @@ async def main() -> None:
         start = time.process_time()
         current = (await reg.update(info, "default", "o1", body, **kw)).obj
         update += time.process_time() - start
+    patch = 0.0
+    for i in range(COUNT):
+        body = {"spec": {"replicas": i}}
+        start = time.process_time()
+        await reg.patch(info, "default", "o2", "merge", body, **kw)
+        patch += time.process_time() - start
     print(f"create_cpu_us {create / COUNT * 1e6:.0f}")
     print(f"update_cpu_us {update / COUNT * 1e6:.0f}")
+    print(f"patch_cpu_us {patch / COUNT * 1e6:.0f}")
     await srv.stop()
 
 

@@ -1,11 +1,32 @@
-"""JSON values as a structural schema sees them: the schema type, and JSON's integer and number
-tests (a bool is neither; a float with no fraction is an integer, as Go's decoder reads it)."""
+"""JSON values as a structural schema sees them: the schema type, JSON's integer and number tests
+(a bool is neither; a float with no fraction is an integer, as Go's decoder reads it), and
+`same_value`, JSON's own equality (the passes' test for a subtree an update left as it was).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 Schema = dict[str, Any]
+
+_encode = msgspec.json.Encoder().encode
+
+
+def same_value(value: Any, old: Any) -> bool:
+    """Whether `value` is the very JSON value `old` is. Python's `==` alone is not: it equates
+    `true` with `1` and `1` with `1.0`, which a schema tells apart; their encodings differ."""
+    if value is old:
+        return True
+    if not isinstance(value, (dict, list)):
+        return type(value) is type(old) and bool(value == old)
+    if value != old:
+        return False
+    try:
+        return bool(_encode(value) == _encode(old))
+    except (TypeError, ValueError, OverflowError):
+        return False  # not JSON: no short cut
 
 
 def is_int(v: Any) -> bool:

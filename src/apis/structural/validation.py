@@ -13,7 +13,7 @@ from typing import Any
 from .. import field
 from ..field import ErrorType, FieldError
 from ..meta.schema import json_type
-from .types import Schema, is_int, is_num, type_ok
+from .types import Schema, is_int, is_num, same_value, type_ok
 
 # --- validation ---
 
@@ -88,8 +88,18 @@ def _plan(schema: Schema) -> _Plan:
     return plan
 
 
-def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> None:
-    plan = _plan(schema)
+def _validate(
+    value: Any,
+    schema: Schema,
+    path: str,
+    errs: list[FieldError],
+    plan: _Plan | None = None,
+    old: dict[str, Any] | None = None,
+) -> None:
+    """Check `value` against `schema` (whose plan the caller may have read already); `old` as for
+    `validate_custom_resource`."""
+    if plan is None:
+        plan = _plan(schema)
     if value is None:
         if not plan.null_ok and plan.kind:
             errs.append(_type_error(path, value, plan.kind))
@@ -114,7 +124,7 @@ def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError]) -> 
     if enum is not None and value not in enum:
         errs.append(_enum_error(path, value, enum))
     if isinstance(value, dict):
-        _object(value, schema, path, errs)
+        _object(value, schema, path, errs, old)
     elif isinstance(value, str):
         if plan.string:
             _string(value, schema, path, errs)
@@ -272,9 +282,12 @@ def _has_list_types(schema: Schema) -> bool:
     return found
 
 
-def list_type_errors(value: Any, schema: Schema, path: str = "") -> list[FieldError]:
+def list_type_errors(
+    value: Any, schema: Schema, path: str = "", old: dict[str, Any] | None = None
+) -> list[FieldError]:
     """listtype.ValidateListSetsAndMaps: duplicates in `set` and `map` lists, a pass of its own
-    after the schema's, whose paths name map entries by key (`spec.lists[players].values[1]`)."""
+    after the schema's, whose paths name map entries by key (`spec.lists[players].values[1]`).
+    `old` as for `validate_custom_resource`."""
     errs: list[FieldError] = []
     if not _has_list_types(schema):
         return errs
@@ -282,10 +295,15 @@ def list_type_errors(value: Any, schema: Schema, path: str = "") -> list[FieldEr
         props = schema.get("properties") or {}
         extra = schema.get("additionalProperties")
         for k in sorted(value):
+            prev = old.get(k) if old is not None and k in old else _ABSENT
+            if prev is not _ABSENT and same_value(value[k], prev):
+                continue
+            old_child = _dict_or_none(prev)
             if isinstance(extra, dict):
-                errs += list_type_errors(value[k], extra, f"{path}[{k}]")
+                errs += list_type_errors(value[k], extra, f"{path}[{k}]", old_child)
             if k in props:
-                errs += list_type_errors(value[k], props[k], f"{path}.{k}" if path else k)
+                name = f"{path}.{k}" if path else k
+                errs += list_type_errors(value[k], props[k], name, old_child)
     elif isinstance(value, list):
         _list_duplicates(value, schema, path, errs)
         items = schema.get("items")
@@ -328,7 +346,13 @@ def _go_map(m: dict[str, Any]) -> str:
     return "map[string]interface {}{" + inner + "}"
 
 
-def _object(value: dict[str, Any], schema: Schema, path: str, errs: list[FieldError]) -> None:
+def _object(
+    value: dict[str, Any],
+    schema: Schema,
+    path: str,
+    errs: list[FieldError],
+    old: dict[str, Any] | None = None,
+) -> None:
     for name in schema.get("required") or []:
         if name not in value:
             errs.append(field.required(f"{path}.{name}" if path else name, ""))
@@ -344,7 +368,10 @@ def _object(value: dict[str, Any], schema: Schema, path: str, errs: list[FieldEr
         plan = _plan(sub)
         if plan.scalar_only and child is not None and type_ok(plan.scalar_only, child):
             continue  # a scalar of its declared type, with nothing else to check
-        _validate(child, sub, f"{path}.{k}" if path else k, errs)
+        prev = old.get(k) if old is not None and k in old else _ABSENT
+        if prev is not _ABSENT and same_value(child, prev):
+            continue  # as the stored object has it, which passed this very schema
+        _validate(child, sub, f"{path}.{k}" if path else k, errs, plan, _dict_or_none(prev))
     max_props, min_props = schema.get("maxProperties"), schema.get("minProperties")
     if max_props is not None and len(value) > max_props:
         errs.append(field.too_many(path, len(value), max_props))
@@ -354,6 +381,13 @@ def _object(value: dict[str, Any], schema: Schema, path: str, errs: list[FieldEr
                 path, len(value), f"{path} in body should have at least {min_props} properties"
             )
         )
+
+
+_ABSENT = object()
+
+
+def _dict_or_none(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
 
 
 _ROOTS: dict[int, tuple[Schema, Schema]] = {}
@@ -371,12 +405,20 @@ def _root(schema: Schema) -> Schema:
     return cached[1]
 
 
-def validate_custom_resource(obj: dict[str, Any], schema: Schema) -> list[FieldError]:
-    """Validate everything but apiVersion/kind/metadata of a custom resource against its schema."""
-    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+def validate_custom_resource(
+    obj: dict[str, Any], schema: Schema, old: dict[str, Any] | None = None
+) -> list[FieldError]:
+    """Validate everything but apiVersion/kind/metadata of a custom resource against its schema.
+
+    `old`, when given, is the stored object, which passed this very schema with no error: a
+    subtree equal to its (`same_value`) has no error to find and is not walked again."""
+    body = obj.copy()
+    for k in ("apiVersion", "kind", "metadata"):
+        body.pop(k, None)
     root = _root(schema)
-    errs = validate(body, root)
+    errs: list[FieldError] = []
+    _validate(body, root, "", errs, None, old)
     for name in schema.get("required") or []:
         if name not in obj:
             errs.append(field.required(name, ""))
-    return errs + list_type_errors(body, root)
+    return errs + list_type_errors(body, root, "", old)

@@ -24,7 +24,7 @@ from .patch import PRIMITIVE_MERGE, PatchMeta, apply_strategic_merge_patch, key_
 from .registryops import RegistryOps
 from .resources import ResourceInfo
 from .schema import shape_error
-from .store import Entry
+from .store import Entry, copy_of
 
 # Attempts at a write that keeps losing races with concurrent writers (patch, apply).
 PATCH_RETRIES = 5
@@ -366,7 +366,7 @@ async def apply_request(
             except PatchError as err:
                 raise errors.StatusError(422, "Invalid", str(err)) from None
             return await reg.create(info, ns, body, dry_run, system=True, strict=strict), True
-        live = copy.deepcopy(current.obj)
+        live = copy_of(current)
         if info.from_storage is not None:
             live = info.from_storage(live)
         try:

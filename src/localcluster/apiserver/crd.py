@@ -275,6 +275,7 @@ class CRDController:
         self.preferred: dict[str, str] = {}
         self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural)
         self._terminating: set[str] = set()
+        self._admitted = customresource.Admitted()
         self.work = EmbeddedQueue("crd-controller", self._sync)
         registry.listeners.append(self.observe)
         registry.custom_prepare = self.prepare_custom
@@ -426,14 +427,19 @@ class CRDController:
         """Schema defaults and pruning alone (what decoding does before mutating admission)."""
         customresource.decode(obj, info.custom.structural)
 
-    def prepare_custom(self, info: ResourceInfo, obj: Obj, strict: bool) -> list[FieldError]:
-        """Default, prune and validate a custom resource against its version's schema.
+    def prepare_custom(
+        self, info: ResourceInfo, obj: Obj, strict: bool, stored: Obj | None = None
+    ) -> list[FieldError]:
+        """Default, prune and validate a custom resource against its version's schema; `stored`
+        is the object an update replaces.
 
         With `strict` (fieldValidation=Strict), unknown fields are an error instead of being pruned.
         """
         custom: CustomResourceVersion = info.custom
+        version = custom.structural
+        old = self._admitted.take(stored, version)
         dropped = prune_object_meta(obj.setdefault("metadata", {}))
-        dropped += customresource.decode(obj, custom.structural)
+        dropped += customresource.decode(obj, version, old)
         if strict and dropped:
             unknown = ", ".join(f'unknown field "{p}"' for p in dropped)
             raise errors.bad_request(
@@ -442,7 +448,10 @@ class CRDController:
             )
         if custom.storage_version and custom.storage_version != info.version:
             obj["apiVersion"] = f"{info.group}/{custom.storage_version}"
-        return customresource.validate(obj, custom.structural)
+        errs = customresource.validate(obj, version, old)
+        if not errs:
+            self._admitted.put(obj, version)
+        return errs
 
     async def scale(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str

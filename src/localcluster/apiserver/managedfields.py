@@ -13,12 +13,19 @@ reset fields exclude them. The writer's entry gets the request's apiVersion and 
 whenever it gains fields. Lists merge by key as `apply.field_set` spells them; other lists are atomic.
 Not modelled: the nested Go structs a built-in kind's empty object serialises (so a built-in
 `spec.template` added by a create gets a `.` entry that the real server leaves out).
+
+Every write pays for this, so two short cuts give the general path's answer cheaper: a create's
+subtrees come from a per-kind memo (`TreeCache`), and an update that only changes leaves its
+manager alone owns moves that entry's time without building path sets (`update_in_place`; None
+sends the caller to `compare` + `record_update`).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import msgspec
 
 from .patch import PRIMITIVE_MERGE, PatchMeta, key_values
 
@@ -39,6 +46,9 @@ _STRIPPED_META = frozenset(
         "resourceVersion",
     )
 )
+_encode = msgspec.json.Encoder().encode
+_NOTHING: frozenset[str] = frozenset()
+_TOP_SKIP = frozenset(("apiVersion", "kind", "metadata"))
 _MISSING: Any = object()
 MAX_MANAGER_LENGTH = 128
 
@@ -86,6 +96,23 @@ def _node(c: Comparison, lhs: Any, rhs: Any, path: Path) -> None:
         c.removed.add(path)
 
 
+def _walk_children(
+    left: Obj, right: Obj, meta: PatchMeta, names: Path, path: Path, c: Comparison, skip: Any = ()
+) -> None:
+    """Walk the keys of two maps that differ (equal children are skipped before any path is
+    built: most writes change a few leaves of a large object). Equal means of one type too:
+    1, 1.0 and True are different values."""
+    for k, lhs in left.items():
+        rhs = right.get(k, _MISSING)
+        if lhs is rhs or (type(lhs) is type(rhs) and lhs == rhs) or k in skip:
+            continue
+        _walk(lhs, rhs, meta, (*names, k), (*path, f"f:{k}"), c)
+    if not right.keys() <= left.keys():
+        for k in right.keys() - left.keys():
+            if k not in skip:
+                _walk(_MISSING, right[k], meta, (*names, k), (*path, f"f:{k}"), c)
+
+
 def _walk(lhs: Any, rhs: Any, meta: PatchMeta, names: Path, path: Path, c: Comparison) -> None:
     if lhs is not _MISSING and rhs is not _MISSING and type(lhs) is type(rhs) and lhs == rhs:
         return  # equal subtrees (compared in C) hold no changes
@@ -94,15 +121,7 @@ def _walk(lhs: Any, rhs: Any, meta: PatchMeta, names: Path, path: Path, c: Compa
     if left_map and right_map and (lhs or rhs):
         left = lhs if lhs is not _MISSING else {}
         right = rhs if rhs is not _MISSING else {}
-        for k in {**left, **right}:
-            _walk(
-                left.get(k, _MISSING),
-                right.get(k, _MISSING),
-                meta,
-                (*names, k),
-                (*path, f"f:{k}"),
-                c,
-            )
+        _walk_children(left, right, meta, names, path, c)
         _node(c, lhs, rhs, path)
         return
     key = meta.get(names)
@@ -130,25 +149,65 @@ def _walk(lhs: Any, rhs: Any, meta: PatchMeta, names: Path, path: Path, c: Compa
         c.modified.add(path)
 
 
-def created_fields(empty: Obj, new: Obj, meta: PatchMeta, ignored: tuple[str, ...]) -> Obj:
+MAX_CACHED_VALUE = 8192
+"""The largest value (JSON bytes) whose tree `TreeCache` keeps: a kind's memo stays under ~2 MB."""
+
+
+class TreeCache:
+    """A bounded memo of the FieldsV1 subtree a create records for a top-level field's value, for
+    one kind's merge keys, keyed by the value's JSON encoding (objects of one kind often share a
+    spec's or labels' shape: a Fleet's GameServers, a benchmark's objects). Values are decoded JSON
+    (only the HTTP handlers name a manager), whose encoding identifies them. Trees are shared
+    between objects and never mutated: stored objects are read-only."""
+
+    __slots__ = ("_trees", "meta", "size")
+
+    def __init__(self, meta: PatchMeta, size: int = 256) -> None:
+        self.meta = meta
+        self.size = size
+        self._trees: dict[tuple[Path, bytes], Obj] = {}
+
+    def added_tree(self, value: Any, names: Path) -> Obj:
+        if not value or (type(value) is not dict and type(value) is not list):
+            return _added_tree(value, self.meta, names)
+        try:
+            encoded = _encode(value)
+        except (TypeError, ValueError, OverflowError):
+            return _added_tree(value, self.meta, names)
+        if len(encoded) > MAX_CACHED_VALUE:
+            return _added_tree(value, self.meta, names)
+        key = (names, encoded)
+        tree = self._trees.get(key)
+        if tree is None:
+            tree = _added_tree(value, self.meta, names)
+            if len(self._trees) >= self.size:
+                del self._trees[next(iter(self._trees))]  # the oldest
+            self._trees[key] = tree
+        return tree
+
+
+def created_fields(
+    empty: Obj, new: Obj, meta: PatchMeta, ignored: tuple[str, ...], cache: TreeCache | None = None
+) -> Obj:
     """The FieldsV1 a create records (what `compare(empty, new)` then `encode_fields_v1` give),
-    built in one pass over the new object: the common write needs no path sets."""
+    built in one pass over the new object: the common write needs no path sets. `cache` (for
+    `meta`) memoises the subtrees of top-level and metadata fields."""
+    added = cache.added_tree if cache is not None else lambda v, names: _added_tree(v, meta, names)
     out: Obj = {}
     md = new.get("metadata")
     if isinstance(md, dict):
         meta_fields = {
-            f"f:{k}": _added_tree(v, meta, ("metadata", k))
-            for k, v in md.items()
-            if k not in _STRIPPED_META
+            f"f:{k}": added(v, ("metadata", k)) for k, v in md.items() if k not in _STRIPPED_META
         }
         if meta_fields:
             out["f:metadata"] = dict(sorted(meta_fields.items()))
     for k, v in new.items():
-        if k in ("apiVersion", "kind", "metadata") or k in ignored or empty.get(k, _MISSING) == v:
+        if k in _TOP_SKIP or k in ignored or empty.get(k, _MISSING) == v:
             continue
-        tree = _added_tree(v, meta, (k,))
+        tree = added(v, (k,))
         if k in empty and isinstance(v, dict):
-            tree.pop(".", None)  # present, as an empty struct, in the object compared with
+            # present, as an empty struct, in the object compared with
+            tree = {token: sub for token, sub in tree.items() if token != "."}
         out[f"f:{k}"] = tree
     return dict(sorted(out.items()))
 
@@ -176,17 +235,12 @@ def _added_tree(value: Any, meta: PatchMeta, names: Path) -> Obj:
 def compare(old: Obj, new: Obj, meta: PatchMeta, ignored: tuple[str, ...] = ()) -> Comparison:
     """What changes from `old` to `new`, without server-owned metadata and `ignored` top fields."""
     c = Comparison()
-    skip = {"apiVersion", "kind", "metadata", *ignored}
-    for k in {**old, **new}:
-        if k not in skip:
-            _walk(old.get(k, _MISSING), new.get(k, _MISSING), meta, (k,), (f"f:{k}",), c)
+    skip = _TOP_SKIP.union(ignored) if ignored else _TOP_SKIP
+    _walk_children(old, new, meta, (), (), c, skip)
     old_md, new_md = old.get("metadata"), new.get("metadata")
     left = old_md if isinstance(old_md, dict) else {}
     right = new_md if isinstance(new_md, dict) else {}
-    for k in {**left, **right}:
-        if k not in _STRIPPED_META:
-            names, path = ("metadata", k), ("f:metadata", f"f:{k}")
-            _walk(left.get(k, _MISSING), right.get(k, _MISSING), meta, names, path, c)
+    _walk_children(left, right, meta, ("metadata",), ("f:metadata",), c, _STRIPPED_META)
     return c
 
 
@@ -317,7 +371,7 @@ def record_update(
                 mine_fields if mine_fields is not None else encode_fields_v1(mine),
             )
         )
-    return sorted(out, key=_sort_key)
+    return sorted(out, key=_sort_key) if len(out) > 1 else out
 
 
 def entry(manager: str, api_version: str, subresource: str, time: str, fields: Obj) -> Obj:
@@ -333,3 +387,108 @@ def entry(manager: str, api_version: str, subresource: str, time: str, fields: O
     if subresource:
         out["subresource"] = subresource
     return out
+
+
+def update_in_place(
+    managed: list[Obj],
+    old: Obj,
+    new: Obj,
+    meta: PatchMeta,
+    ignored: tuple[str, ...],
+    manager: str,
+    api_version: str,
+    subresource: str,
+    now: str,
+) -> list[Obj] | None:
+    """`record_update(managed, compare(old, new, ...), ...)` for the common update, without the
+    path sets: one walk over what differs, which must be only leaves changed in place (no field
+    added or removed, no keyed list changed) that `manager`'s one Update entry owns and no other
+    entry does. Then only that entry's time and apiVersion move. None when the write is any other
+    (the caller takes the general path)."""
+    mine_entry: Obj | None = None
+    me = (manager, "Update", subresource)
+    for item in managed:
+        if _identity(item) == me:
+            if mine_entry is not None:
+                return None
+            mine_entry = item
+    if mine_entry is None or "apiVersion" not in mine_entry:
+        return None
+    mine = mine_entry.get("fieldsV1")
+    if not mine or not isinstance(mine, dict):
+        return None
+    others = [
+        f for m in managed if m is not mine_entry and isinstance(f := m.get("fieldsV1"), dict)
+    ]  # the FieldsV1 of the other entries
+    old_md, new_md = old.get("metadata"), new.get("metadata")
+    if not isinstance(old_md, dict) or not isinstance(new_md, dict):
+        return None
+    skip = _TOP_SKIP.union(ignored) if ignored else _TOP_SKIP
+    changed = _leaves_changed(old, new, mine, others, meta, (), skip)
+    if changed >= 0:
+        meta_changed = _leaves_changed(
+            old_md,
+            new_md,
+            mine.get("f:metadata"),
+            _children(others, "f:metadata") if others else others,
+            meta,
+            ("metadata",),
+            _STRIPPED_META,
+        )
+        changed = -1 if meta_changed < 0 else changed + meta_changed
+    if changed < 0:
+        return None
+    fresh = entry(
+        manager,
+        api_version if changed else mine_entry["apiVersion"],
+        subresource,
+        now if changed else mine_entry.get("time", ""),
+        mine,
+    )
+    out = [fresh if m is mine_entry else m for m in managed]
+    return sorted(out, key=_sort_key) if len(out) > 1 else out
+
+
+def _children(nodes: list[Any], token: str) -> list[Any]:
+    return [sub for n in nodes if isinstance(n, dict) and isinstance(sub := n.get(token), dict)]
+
+
+def _leaves_changed(
+    lhs: Obj, rhs: Obj, mine: Any, others: list[Any], meta: PatchMeta, names: Path, skip: Any
+) -> int:
+    """How many leaves differ between two maps with the same fields (besides `skip`), when each
+    is owned by `mine` and none of `others` (the FieldsV1 nodes of this map); -1 otherwise."""
+    keys = lhs.keys()
+    if keys != rhs.keys() and (keys ^ rhs.keys()) - skip:
+        return -1  # a field added or removed
+    changed = 0
+    for k in keys - skip if skip else keys:
+        a, b = lhs[k], rhs[k]
+        if a is b or (type(a) is type(b) and a == b):
+            continue
+        node = mine.get(f"f:{k}") if isinstance(mine, dict) else None
+        if type(a) is dict and type(b) is dict:
+            token = f"f:{k}"
+            nodes = _children(others, token) if others else others
+            sub = _leaves_changed(a, b, node, nodes, meta, (*names, k), _NOTHING)
+            if sub < 0:
+                return -1
+            changed += sub
+        elif (
+            isinstance(a, dict)
+            or isinstance(b, dict)
+            or ((isinstance(a, list) or isinstance(b, list)) and meta.get((*names, k)) is not None)
+        ):
+            return -1  # a map replaced, or a keyed list changed
+        elif a != b:  # 1 and 1.0 are equal leaves: no change, as compare has it
+            if not (isinstance(node, dict) and (not node or "." in node)):
+                return -1
+            if others and any(_member(n.get(f"f:{k}")) for n in others):
+                return -1
+            changed += 1
+    return changed
+
+
+def _member(node: Any) -> bool:
+    """Whether a FieldsV1 node is itself owned (a leaf, or a node with `.`): `_owns`' last step."""
+    return isinstance(node, dict) and (not node or "." in node)

@@ -6,6 +6,7 @@ registry's `BeforeCreate`/`BeforeUpdate`.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import time
@@ -54,7 +55,18 @@ def generate_name(base: str) -> str:
     return base + "".join(random.choices(_SUFFIX_ALPHABET, k=5))
 
 
+# The rules below are pure functions of one string, and every write checks its object's name,
+# label and annotation keys and label values, which repeat across writes: their answers are kept
+# (a bounded memo per rule).
+_memo = functools.lru_cache(maxsize=8192)
+
+
 def subdomain_errors(value: str) -> list[str]:
+    return list(_subdomain_messages(value))
+
+
+@_memo
+def _subdomain_messages(value: str) -> tuple[str, ...]:
     out = []
     if len(value) > 253:
         out.append("must be no more than 253 characters")
@@ -64,7 +76,7 @@ def subdomain_errors(value: str) -> list[str]:
             "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
             "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
         )
-    return out
+    return tuple(out)
 
 
 def label_errors(value: str) -> list[str]:
@@ -103,12 +115,17 @@ _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 def qualified_name_errors(value: str) -> list[str]:
     """apimachinery's IsQualifiedName: an optional DNS-subdomain prefix and a short name."""
+    return list(_qualified_name_messages(value))
+
+
+@_memo
+def _qualified_name_messages(value: str) -> tuple[str, ...]:
     prefix, slash, name = value.rpartition("/")
     out = []
     if slash and not prefix:
         out.append("prefix part must be non-empty")
     elif slash:
-        out.extend(f"prefix part {m}" for m in subdomain_errors(prefix))
+        out.extend(f"prefix part {m}" for m in _subdomain_messages(prefix))
     if not name:
         out.append("name part must be non-empty")
     else:
@@ -120,7 +137,12 @@ def qualified_name_errors(value: str) -> list[str]:
                 "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
                 "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
             )
-    return out
+    return tuple(out)
+
+
+@_memo
+def _label_value_ok(value: str) -> bool:
+    return len(value) <= 63 and _LABEL_VALUE.fullmatch(value) is not None
 
 
 def _map_errors(meta: dict[str, Any], what: str) -> list[FieldError]:
@@ -131,11 +153,11 @@ def _map_errors(meta: dict[str, Any], what: str) -> list[FieldError]:
     if not isinstance(value, dict):
         return [field.invalid(f"metadata.{what}", str(value), "must be a map of strings")]
     for k, v in value.items():
-        for msg in qualified_name_errors(k):
+        for msg in _qualified_name_messages(k):
             errs.append(field.invalid(f"metadata.{what}", k, msg))
         if not isinstance(v, str):
             errs.append(field.invalid(f"metadata.{what}", str(v), "values must be strings"))
-        elif what == "labels" and (len(v) > 63 or not _LABEL_VALUE.fullmatch(v)):
+        elif what == "labels" and not _label_value_ok(v):
             errs.append(
                 field.invalid(
                     "metadata.labels",
@@ -207,7 +229,7 @@ def validate_object_meta(kind: str, meta: dict[str, Any], namespaced: bool) -> l
         errs.append(field.invalid("metadata.finalizers", str(finalizers), "must be a list"))
     elif finalizers:
         for i, fin in enumerate(finalizers):
-            for msg in qualified_name_errors(str(fin)):
+            for msg in _qualified_name_messages(str(fin)):
                 errs.append(field.invalid(f"metadata.finalizers[{i}]", fin, msg))
     return errs
 

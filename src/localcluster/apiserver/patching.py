@@ -20,10 +20,13 @@ from .registryops import Obj
 from .resources import ResourceInfo
 
 
-def patched_object(info: ResourceInfo, stored: Obj, patch_type: str, patch: Any) -> Obj:
+def patched_object(
+    info: ResourceInfo, stored: Obj, patch_type: str, patch: Any, base: Obj | None = None
+) -> Obj:
     """`stored` (as served) with `patch` applied; a resourceVersion the patch does not set is the
-    stored one (a patch applies to the current object unless it names a version)."""
-    base = copy.deepcopy(stored)
+    stored one (a patch applies to the current object unless it names a version). `base` is a
+    private copy of `stored` to patch (one is made without it)."""
+    base = copy.deepcopy(stored) if base is None else base
     if info.from_storage is not None:
         base = info.from_storage(base)
     if patch_type == "json":

@@ -37,12 +37,11 @@ from .coredefaults import set_object_defaults
 from .decoding import cannot_handle, drop_unknown_fields, guarded
 from .deletion import DeleteOptions
 from .faults import Faults
-from .patch import PatchMeta
 from .registryops import Admission, ListResult, Obj
 from .resources import ResourceInfo, builtin_resources
 from .schema import base64_error, shape_error
 from .selectors import FieldSelector, LabelSelector
-from .store import Entry, Store
+from .store import Entry, Store, copy_of
 
 Listener = Callable[[ResourceInfo, Obj | None, Obj | None], None]
 
@@ -57,7 +56,7 @@ class Registry:
         self.listeners: list[Listener] = []
         self.cluster_ips = ClusterIPAllocator()
         self.create_hooks = create_hooks(self.cluster_ips)
-        self._custom_merge_keys: dict[int, tuple[Any, PatchMeta]] = {}
+        self._custom_merge_keys: dict[int, tuple[Any, managedfields.TreeCache]] = {}
         # Checks of a kind's whole object on update (the CRD controller registers its own).
         self.update_validators: dict[tuple[str, str], Callable[[Obj], list[FieldError]]] = {
             ("apps", "Deployment"): apps.validate_deployment,
@@ -86,11 +85,13 @@ class Registry:
             ("", "PersistentVolumeClaim"): storage.validate_claim_update,
             ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
         }
-        # Called by CRD-backed resources to default, prune and validate (see crd.py).
         # Pods on a node are deleted gracefully, waiting for their kubelet to confirm (grace 0).
         self.graceful_pod_deletion = False
+        # Set by crd.py: default, prune and validate a custom resource (and the stored one).
         self.custom_default: Callable[[ResourceInfo, Obj], None] | None = None
-        self.custom_prepare: Callable[[ResourceInfo, Obj, bool], list[FieldError]] | None = None
+        self.custom_prepare: (
+            Callable[[ResourceInfo, Obj, bool, Obj | None], list[FieldError]] | None
+        ) = None
         for info in builtin_resources():
             self.register(info)
 
@@ -184,7 +185,9 @@ class Registry:
             ]
             raise err
 
-    def _validate(self, info: ResourceInfo, obj: Obj, strict: bool = False) -> None:
+    def _validate(
+        self, info: ResourceInfo, obj: Obj, strict: bool = False, stored: Obj | None = None
+    ) -> None:
         md = obj.get("metadata")
         errs = (
             meta.validate_object_meta(info.kind, md, info.namespaced)
@@ -192,7 +195,7 @@ class Registry:
             else [field.required("metadata", "")]
         )
         if info.custom is not None and self.custom_prepare is not None:
-            errs.extend(self.custom_prepare(info, obj, strict))
+            errs.extend(self.custom_prepare(info, obj, strict, stored))
         elif info.top_fields is not None:
             drop_unknown_fields(info, obj, strict)
         if errs:
@@ -366,19 +369,22 @@ class Registry:
         current = self.get(info, ns, name)
         old = current.obj
         updates.check_preconditions(info, name, obj["metadata"], old["metadata"])
+        merged = manager is not None  # merging the subresource again changes nothing
         if manager is not None:
-            obj = self._merge_subresource(info, sub, obj, old)
-            served = info.from_storage(copy.deepcopy(old)) if info.from_storage else old
+            obj = self._merge_subresource(info, sub, obj, current)
+            served = info.from_storage(copy_of(current)) if info.from_storage else old
             self._record(info, manager, sub, served, obj, (), old["metadata"])
-        if self.admission is not None:
+        if self.admission is not None and self.admission.mutating_configured():
             obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
-        obj = self._merge_subresource(info, sub, obj, old)
+            merged = False
+        if not merged:
+            obj = self._merge_subresource(info, sub, obj, current)
         md = obj["metadata"]
         meta.keep_immutable(md, old["metadata"])
         updates.check_update_rules(
             info, name, sub, obj, old, self.update_validators, self.update_transitions
         )
-        self._validate(info, obj, strict)
+        self._validate(info, obj, strict, old)
         # After defaulting and pruning, so an update that only omits defaulted fields is no change.
         if info.generation and updates.spec_changed(info, obj, old):
             md["generation"] = old["metadata"].get("generation", 0) + 1
@@ -423,39 +429,56 @@ class Registry:
         base = md.get("managedFields")
         if not base or sub:
             base = (old_md or {}).get("managedFields") or []
-        if not isinstance(base, list) or not all(isinstance(m, dict) for m in base):
+        if not isinstance(base, list):
             return  # malformed: refused by validation, as the real decoder refuses it
-        meta_keys = self._merge_keys(info)
+        for item in base:
+            if not isinstance(item, dict):
+                return
+        trees = self._merge_keys(info)
+        meta_keys = trees.meta
         now = meta.now_rfc3339()
+        api = info.api_version
+        managed: list[Obj] | None
         if not base and old_md is None:
-            fields = managedfields.created_fields(before, obj, meta_keys, ignored)
-            managed = [managedfields.entry(manager, info.api_version, sub, now, fields)]
+            fields = managedfields.created_fields(before, obj, meta_keys, ignored, trees)
+            managed = [managedfields.entry(manager, api, sub, now, fields)]
         else:
-            change = managedfields.compare(before, obj, meta_keys, ignored)
-            managed = managedfields.record_update(base, change, manager, info.api_version, sub, now)
+            # The common update first (only its own leaves changed), else the general path.
+            managed = managedfields.update_in_place(
+                base, before, obj, meta_keys, ignored, manager, api, sub, now
+            )
+            if managed is None:
+                change = managedfields.compare(before, obj, meta_keys, ignored)
+                managed = managedfields.record_update(base, change, manager, api, sub, now)
         if managed:
             md["managedFields"] = managed
         else:
             md.pop("managedFields", None)
 
-    def _merge_keys(self, info: ResourceInfo) -> PatchMeta:
+    def _merge_keys(self, info: ResourceInfo) -> managedfields.TreeCache:
         """The list keys field ownership is tracked by (structured-merge-diff's list-map keys, as
-        server-side apply's): a built-in kind's, or a custom resource's read from its schema, once."""
+        server-side apply's): a built-in kind's, or a custom resource's read from its schema, once;
+        with the memo of the field trees creates record under them."""
         source: Any = info.patch_meta if info.patch_meta is not None else info.custom
         cached = self._custom_merge_keys.get(id(source))
         if cached is None or cached[0] is not source:
             if info.patch_meta is not None:
-                cached = (source, apply_patch_meta(info.patch_meta))
+                keys = apply_patch_meta(info.patch_meta)
             else:
-                cached = (source, patch_meta_from_schema(source.schema if source else None))
+                keys = patch_meta_from_schema(source.schema if source else None)
+            cached = (source, managedfields.TreeCache(keys))
             self._custom_merge_keys[id(source)] = cached
         return cached[1]
 
-    def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, old: Obj) -> Obj:
+    def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, current: Entry) -> Obj:
+        """What a write of the main resource or its status subresource leaves of `obj` over the
+        stored object: the stored status, or only the status (labels and annotations too, for a
+        built-in kind)."""
         if not info.has_status:
             return obj
+        old = current.obj
         if sub == "status":
-            out = copy.deepcopy(old)
+            out = copy_of(current)
             out["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion", "")
             if "status" in obj:
                 out["status"] = obj["status"]
@@ -504,7 +527,7 @@ class Registry:
     def _patched(
         self, info: ResourceInfo, ns: str, name: str, current: Entry, patch_type: str, patch: Any
     ) -> Obj:
-        patched = patching.patched_object(info, current.obj, patch_type, patch)
+        patched = patching.patched_object(info, current.obj, patch_type, patch, copy_of(current))
         obj = self.coerce(info, patched, ns)
         if obj["metadata"].get("name") != name:
             raise errors.bad_request(

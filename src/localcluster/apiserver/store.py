@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import copy
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from . import errors
 from .watch import Event, Obj, Predicate, Watcher
 
 _encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
 
 
 @dataclass(slots=True)
@@ -33,6 +35,16 @@ class Entry:
     obj: Obj
     raw: bytes
     rv: int
+
+
+def copy_of(entry: Entry) -> Obj:
+    """A private copy of a stored object for a writer to change: decoded from the JSON kept beside
+    it (as the apiserver decodes what etcd holds; several times cheaper than a deep copy), or
+    deep-copied when it has none (a dry run's, an old version's)."""
+    if entry.raw:
+        out: Obj = _decode(entry.raw)
+        return out
+    return copy.deepcopy(entry.obj)
 
 
 @dataclass

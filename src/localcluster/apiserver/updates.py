@@ -99,10 +99,11 @@ def check_update_rules(
             raise errors.invalid(info.group, info.kind, name, errs)
 
 
+_NOT_SPEC = frozenset(("metadata", "apiVersion", "kind"))
+_NOT_SPEC_STATUS = _NOT_SPEC | {"status"}
+
+
 def spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:
     """Whether anything but metadata (and status, when it is a subresource) changed."""
-    skip = {"metadata", "apiVersion", "kind"}
-    if info.custom is None or info.has_status:
-        skip.add("status")
-    keys = (set(new) | set(old)) - skip
-    return any(new.get(k) != old.get(k) for k in keys)
+    skip = _NOT_SPEC_STATUS if info.custom is None or info.has_status else _NOT_SPEC
+    return any(new.get(k) != old.get(k) for k in (new.keys() | old.keys()) - skip)

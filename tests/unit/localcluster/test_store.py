@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from agones.localcluster.apiserver import errors
-from agones.localcluster.apiserver.store import Store
+from agones.localcluster.apiserver.store import Entry, Store, copy_of
 
 
 def _obj(name: str, ns: str = "default", **labels: str) -> dict:
@@ -134,3 +134,19 @@ def test_list_at_before_compaction_is_gone() -> None:
     with pytest.raises(errors.StatusError) as err:
         store.list_at("/configmaps", "", first.rv)
     assert err.value.code == 410
+
+
+@pytest.mark.parametrize("stored", [True, False], ids=["from-its-json", "deep-copied"])
+def test_copy_of_is_a_private_equal_copy(stored: bool) -> None:
+    obj = {
+        "metadata": {"name": "a", "labels": {"x": "1"}},
+        "spec": {"n": 1.0, "l": [1, {"k": None}]},
+    }
+    entry = Store().put("/things", obj, None) if stored else Entry(obj, b"", 1)
+    copied = copy_of(entry)
+    assert copied == entry.obj
+    assert type(copied["spec"]["n"]) is float
+    copied["spec"]["l"][1]["k"] = "changed"
+    copied["metadata"]["labels"]["x"] = "2"
+    assert entry.obj["spec"]["l"][1]["k"] is None
+    assert entry.obj["metadata"]["labels"] == {"x": "1"}
