@@ -51,7 +51,7 @@ MODES = {"ours": 0.0, "agones": 0.5}
 
 
 async def serve(kubeconfig: str, wait: float, replicas: int, process: bool) -> None:
-    from agones.cmd.localcluster import GC_THRESHOLDS
+    from agones.aioloop import GC_THRESHOLDS
     from agones.localcluster.stack import LocalStack, StackOptions
     from agones.logging import configure_logging
 

@@ -31,11 +31,14 @@ COUNT = 5000
 
 async def main() -> None:
     try:
-        from agones.cmd.localcluster import GC_THRESHOLDS  # what the apiserver command sets
-
-        gc.set_threshold(*GC_THRESHOLDS)
+        from agones.aioloop import GC_THRESHOLDS  # what every agones process sets
     except ImportError:
-        pass
+        try:
+            from agones.cmd.localcluster import GC_THRESHOLDS  # older trees: the apiserver's
+        except ImportError:
+            GC_THRESHOLDS = ()
+    if GC_THRESHOLDS:
+        gc.set_threshold(*GC_THRESHOLDS)
     # Trees that record managedFields take the writer's name; older ones take none.
     records = "manager" in inspect.signature(Registry.create).parameters
     kw = {"manager": "bench"} if records else {}
