@@ -42,6 +42,7 @@ import re
 import signal
 import time
 import urllib.request
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -285,6 +286,37 @@ async def one_round(
     }
 
 
+@contextlib.asynccontextmanager
+async def observed_fleet(
+    kubeconfig: str, image: str, simulate: bool
+) -> AsyncIterator[tuple[RESTClient, Observed]]:
+    """The bench's client and GameServer/Fleet observer, with the Fleet (0 replicas) created and
+    its empty GameServerSet given time to appear; the Fleet is deleted when the block ends."""
+    config = load_config(kubeconfig)
+    config.user_agent = "bench"
+    config.qps = 0
+    async with RESTClient(config) as client:
+        seen = Observed()
+        factory = SharedInformerFactory(client, namespace=NAMESPACE)
+        factory.for_resource(GAME_SERVERS).informer().add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=seen.game_server,
+                update_func=lambda _o, n: seen.game_server(n),
+                delete_func=seen.gone,
+            )
+        )
+        factory.for_resource(FLEETS).informer().add_event_handler(
+            ResourceEventHandlerFuncs(add_func=seen.fleet, update_func=lambda _o, n: seen.fleet(n))
+        )
+        factory.start()
+        await factory.wait_for_cache_sync(30)
+        await client.create(FLEETS, fleet(image, simulate), namespace=NAMESPACE)
+        await asyncio.sleep(2.0)  # the controller starts and creates the empty set
+        yield client, seen
+        await client.delete(FLEETS, FLEET, NAMESPACE)
+        await factory.shutdown()
+
+
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     stack: LocalStack | None = None
     kubeconfig = args.kubeconfig
@@ -307,29 +339,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         assert stack.controller_proc is not None
         pid = stack.controller_proc.pid
     try:
-        config = load_config(kubeconfig)
-        config.user_agent = "bench"
-        config.qps = 0
-        async with RESTClient(config) as client:
-            seen = Observed()
-            factory = SharedInformerFactory(client, namespace=NAMESPACE)
-            factory.for_resource(GAME_SERVERS).informer().add_event_handler(
-                ResourceEventHandlerFuncs(
-                    add_func=seen.game_server,
-                    update_func=lambda _o, n: seen.game_server(n),
-                    delete_func=seen.gone,
-                )
-            )
-            factory.for_resource(FLEETS).informer().add_event_handler(
-                ResourceEventHandlerFuncs(
-                    add_func=seen.fleet, update_func=lambda _o, n: seen.fleet(n)
-                )
-            )
-            factory.start()
-            await factory.wait_for_cache_sync(30)
-            simulate = stack is not None or args.simulate
-            await client.create(FLEETS, fleet(args.image, simulate), namespace=NAMESPACE)
-            await asyncio.sleep(2.0)  # the controller starts and creates the empty set
+        simulate = stack is not None or args.simulate
+        async with observed_fleet(kubeconfig, args.image, simulate) as (client, seen):
             rounds = []
             writes = Writes(stack, args.controller_metrics)
             snapshots = Snapshots(args.controller_memtrace, pid)
@@ -340,8 +351,6 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                         client, seen, writes, args.replicas, args.timeout, pid, snapshots
                     )
                 )
-            await client.delete(FLEETS, FLEET, NAMESPACE)
-            await factory.shutdown()
     finally:
         if stack is not None:
             await stack.stop()

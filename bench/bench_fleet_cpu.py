@@ -23,12 +23,9 @@ from typing import Any
 
 import structlog
 
-from agones.client.config import load_config
 from agones.client.rest import RESTClient
-from agones.client.versioned.resources import FLEETS, GAME_SERVERS
-from agones.informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from agones.localcluster.stack import LocalStack, StackOptions
-from bench.bench_fleet import FLEET, NAMESPACE, Observed, fleet, scale
+from bench.bench_fleet import Observed, observed_fleet, scale
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -98,33 +95,10 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     await stack.start()
     rounds = []
     try:
-        config = load_config(stack.kubeconfig)
-        config.user_agent = "bench"
-        config.qps = 0
-        async with RESTClient(config) as client:
-            seen = Observed()
-            factory = SharedInformerFactory(client, namespace=NAMESPACE)
-            factory.for_resource(GAME_SERVERS).informer().add_event_handler(
-                ResourceEventHandlerFuncs(
-                    add_func=seen.game_server,
-                    update_func=lambda _o, n: seen.game_server(n),
-                    delete_func=seen.gone,
-                )
-            )
-            factory.for_resource(FLEETS).informer().add_event_handler(
-                ResourceEventHandlerFuncs(
-                    add_func=seen.fleet, update_func=lambda _o, n: seen.fleet(n)
-                )
-            )
-            factory.start()
-            await factory.wait_for_cache_sync(30)
-            await client.create(FLEETS, fleet("simple-game-server", True), namespace=NAMESPACE)
-            await asyncio.sleep(2.0)  # the controller starts and creates the empty set
+        async with observed_fleet(stack.kubeconfig, "simple-game-server", True) as (client, seen):
             procs = Processes(stack)
             for _ in range(args.rounds):
                 rounds.append(await one_round(client, seen, procs, args.replicas, args.timeout))
-            await client.delete(FLEETS, FLEET, NAMESPACE)
-            await factory.shutdown()
     finally:
         await stack.stop()
     return {"replicas": args.replicas, "nodes": args.nodes, "rounds": rounds}
