@@ -2,7 +2,9 @@
 
 `cluster` (session): the local API server by default, or the cluster KUBECONFIG points at.
 `namespace`: a fresh namespace per test module, deleted afterwards.
-Every test gets structlog's configuration back as it found it.
+Every test gets structlog's configuration back as it found it. structlog's default printer
+writes to the stdout pytest captures; a line a background thread logs between two tests, when
+pytest holds the terminal for its progress dots, is dropped rather than printed into them.
 
 Hypothesis profiles: `ci` (the default) keeps the property-based suites CI-sized and
 deterministic (derandomized, no deadline: the machine is shared); `HYPOTHESIS_PROFILE=thorough`
@@ -12,6 +14,7 @@ runs ten times the examples with fresh randomness.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +31,29 @@ settings.register_profile(
     "thorough", deadline=None, suppress_health_check=_SLOW_OK, max_examples=10 * 100
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+class _CapturedStdout:
+    """The file of structlog's default `PrintLogger` in tests: whatever `sys.stdout` is at the
+    moment of writing, unless that is the terminal while pytest captures output (its capture
+    is suspended between test phases, and the terminal holds its progress dots)."""
+
+    capturing = False
+
+    def write(self, text: str) -> None:
+        if not (self.capturing and sys.stdout is sys.__stdout__):
+            sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+_STDOUT = _CapturedStdout()
+structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=_STDOUT))  # type: ignore[arg-type]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _STDOUT.capturing = config.getoption("capture") != "no"
 
 
 @pytest.fixture(autouse=True)

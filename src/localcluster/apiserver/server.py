@@ -78,7 +78,10 @@ class ServerOptions:
 
 
 class FaultHandle:
-    """The test-facing fault-injection API."""
+    """The test-facing fault-injection API. Slotted, so that setting a knob it does not have
+    fails instead of silently doing nothing."""
+
+    __slots__ = ("_faults", "_store")
 
     def __init__(self, store: Store, faults: Faults) -> None:
         self._store = store

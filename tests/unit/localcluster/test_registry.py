@@ -147,6 +147,18 @@ def test_threaded_server_runs_fault_injection_on_its_loop() -> None:
         runner.stop()
 
 
+def test_fault_handle_refuses_a_knob_it_does_not_have() -> None:
+    """A misspelt or removed knob (`write_latency = ...` once was one) fails loudly."""
+    runner = ThreadedAPIServer()
+    srv = runner.start()
+    try:
+        with pytest.raises(AttributeError):
+            srv.faults.write_latency = 0.5  # type: ignore[attr-defined]
+        srv.faults.set_write_latency(0.0)
+    finally:
+        runner.stop()
+
+
 class _FailFirstDelete(_YieldingAdmission):
     def __init__(self) -> None:
         self.deletes = 0
