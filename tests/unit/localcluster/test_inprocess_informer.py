@@ -9,6 +9,7 @@ and deletes both caches end equal, and equal to the server's state.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -231,7 +232,7 @@ def shared_server() -> Iterator[tuple[asyncio.AbstractEventLoop, LocalAPIServer,
         loop.close()
 
 
-_examples = iter(range(1_000_000))
+_namespaces = itertools.count()  # one fresh namespace per example
 
 
 @settings(max_examples=30)
@@ -243,7 +244,9 @@ def test_random_writes_leave_both_caches_equal(
     before: int,
 ) -> None:
     loop, server, rest = shared_server
-    loop.run_until_complete(_converge(server, rest, f"ns-{next(_examples)}", ops, selector, before))
+    loop.run_until_complete(
+        _converge(server, rest, f"ns-{next(_namespaces)}", ops, selector, before)
+    )
 
 
 async def _converge(
