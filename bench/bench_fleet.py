@@ -54,7 +54,7 @@ from agones.client.config import load_config
 from agones.client.rest import RESTClient
 from agones.client.versioned.resources import FLEETS, GAME_SERVERS
 from agones.cmd import memtrace
-from agones.informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from agones.informers import ListWatchSource, ResourceEventHandlerFuncs, SharedInformerFactory
 from agones.localcluster.nodes.podrunner import SIMULATE_ANNOTATION
 from agones.localcluster.stack import LocalStack, StackOptions
 from bench.bench_local_gameservers import rss_kib
@@ -288,16 +288,19 @@ async def one_round(
 
 @contextlib.asynccontextmanager
 async def observed_fleet(
-    kubeconfig: str, image: str, simulate: bool
+    kubeconfig: str, image: str, simulate: bool, list_watches: ListWatchSource | None = None
 ) -> AsyncIterator[tuple[RESTClient, Observed]]:
     """The bench's client and GameServer/Fleet observer, with the Fleet (0 replicas) created and
-    its empty GameServerSet given time to appear; the Fleet is deleted when the block ends."""
+    its empty GameServerSet given time to appear; the Fleet is deleted when the block ends. The
+    observer's informers list and watch through `list_watches` (the local stack's in-process
+    source, as the stack's own controllers do) or, by default, over the client; writes always
+    go over the client."""
     config = load_config(kubeconfig)
     config.user_agent = "bench"
     config.qps = 0
     async with RESTClient(config) as client:
         seen = Observed()
-        factory = SharedInformerFactory(client, namespace=NAMESPACE)
+        factory = SharedInformerFactory(client, namespace=NAMESPACE, list_watches=list_watches)
         factory.for_resource(GAME_SERVERS).informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=seen.game_server,
@@ -340,7 +343,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         pid = stack.controller_proc.pid
     try:
         simulate = stack is not None or args.simulate
-        async with observed_fleet(kubeconfig, args.image, simulate) as (client, seen):
+        local = stack.list_watches if stack is not None else None
+        async with observed_fleet(kubeconfig, args.image, simulate, local) as (client, seen):
             rounds = []
             writes = Writes(stack, args.controller_metrics)
             snapshots = Snapshots(args.controller_memtrace, pid)

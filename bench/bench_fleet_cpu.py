@@ -1,6 +1,7 @@
 """CPU per GameServer of the local cluster's processes, for a Fleet scaled 0 → N Ready → 0.
 
-The stack as `bench_fleet` runs it (API server, local controllers and webhooks in this process;
+The stack as `bench_fleet` runs it (API server, local controllers and webhooks in this process,
+its informers and the bench's own listing and watching in-process;
 the nodes — scheduler, kubelets, simulated sidecars — and the controller each a child process).
 Per round and direction it reports GameServers/s and the CPU time (utime + stime from
 `/proc/PID/stat`) each process spent from the scale until the last GameServer was Ready (or
@@ -95,7 +96,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     await stack.start()
     rounds = []
     try:
-        async with observed_fleet(stack.kubeconfig, "simple-game-server", True) as (client, seen):
+        observer = observed_fleet(stack.kubeconfig, "simple-game-server", True, stack.list_watches)
+        async with observer as (client, seen):
             procs = Processes(stack)
             for _ in range(args.rounds):
                 rounds.append(await one_round(client, seen, procs, args.replicas, args.timeout))

@@ -3,7 +3,16 @@
 from .factory import GenericInformer, SharedInformerFactory
 from .index import NAMESPACE_INDEX, Indexers, meta_namespace_index_func
 from .lister import GenericLister, GenericNamespaceLister
-from .listwatch import ListResult, ListWatch, RawDecoder, StructDecoder, WatchEvent
+from .listwatch import (
+    ListerWatcher,
+    ListResult,
+    ListWatch,
+    ListWatchSource,
+    RawDecoder,
+    RESTListWatches,
+    StructDecoder,
+    WatchEvent,
+)
 from .mutation_cache import MutationCache
 from .reflector import Reflector
 from .shared_informer import ResourceEventHandler, ResourceEventHandlerFuncs, SharedIndexInformer
@@ -29,7 +38,10 @@ __all__ = [
     "Indexers",
     "ListResult",
     "ListWatch",
+    "ListWatchSource",
+    "ListerWatcher",
     "MutationCache",
+    "RESTListWatches",
     "RawDecoder",
     "RealFIFO",
     "Reflector",

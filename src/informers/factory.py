@@ -1,7 +1,8 @@
 """The shared informer factory (client-go `informers/factory.go`, `dynamicinformer`).
 
 One informer per (resource, namespace, selectors): `for_resource()` returns the existing one or
-creates it with the factory's default resync (Agones: 30 s). `start()` runs every informer not yet
+creates it with the factory's default resync (Agones: 30 s), listing and watching through the
+factory's `ListWatchSource` (by default `RESTListWatches` over `client`). `start()` runs every informer not yet
 running (call it again after adding informers); `wait_for_cache_sync(timeout)` waits for every
 started informer's first list and reports which synced; `running()` gives the informers' tasks (one
 that ends has failed); `shutdown()` stops them all and waits.
@@ -17,7 +18,7 @@ from ..client.rest import Resource
 from ..clock import Clock
 from .index import Indexers
 from .lister import GenericLister
-from .listwatch import Decoder, ListWatch, RawClient
+from .listwatch import Decoder, ListWatchSource, RawClient, RESTListWatches
 from .shared_informer import SharedIndexInformer
 
 
@@ -51,8 +52,10 @@ class SharedInformerFactory:
         *,
         namespace: str | None = None,
         clock: Clock | None = None,
+        list_watches: ListWatchSource | None = None,
     ) -> None:
         self.client = client
+        self.list_watches: ListWatchSource = list_watches or RESTListWatches(client)
         self.default_resync = default_resync
         self.namespace = namespace
         self.clock = clock
@@ -75,8 +78,7 @@ class SharedInformerFactory:
             if indexers:
                 existing.informer().add_indexers(indexers)
             return existing
-        lw = ListWatch(
-            self.client,
+        lw = self.list_watches.list_watch(
             resource,
             self.namespace,
             label_selector=label_selector,

@@ -1,5 +1,10 @@
 """ListWatch: list and watch one resource over the REST client, decoding raw JSON (`listwatch.go`).
 
+`ListerWatcher` is what a Reflector lists and watches through; `ListWatchSource` makes one per
+(resource, namespace, selectors, decoder) for the informer factory: `RESTListWatches` (the
+default) over a REST client, or another source of the same list and watch semantics (the local
+API server's in-process one, for clients living in its own process).
+
 The decoder is pluggable: `RawDecoder` (default) yields plain dicts; `StructDecoder(T)` decodes
 items and watch objects straight into msgspec Structs of type `T`. A watch event is decoded in one
 pass, envelope and object together (the bytes are scanned once; a read model such as `Pod` skips
@@ -39,6 +44,8 @@ class Decoder(Protocol):
     def decode_list(self, raw: bytes) -> ListResult: ...
 
     def decode_event(self, raw: bytes) -> WatchEvent: ...
+
+    def decode_object(self, raw: bytes) -> Any: ...
 
 
 class _ListMeta(msgspec.Struct):
@@ -97,6 +104,10 @@ class StructDecoder(Generic[T]):
             # A Status, or a bare object carrying only a resourceVersion: never the item type.
             return WatchEvent(event.type, _status_decoder.decode(event.object))
         return WatchEvent(event.type, self._item.decode(event.object))
+
+    def decode_object(self, raw: bytes) -> Any:
+        """One object's JSON (a list item, a watch event's object) as the item type."""
+        return self._item.decode(raw)
 
 
 class RawDecoder(StructDecoder[dict[str, Any]]):
@@ -187,3 +198,42 @@ class ListWatch:
         )
         async for line in stream:
             yield self.decoder.decode_event(line)
+
+
+class ListWatchSource(Protocol):
+    """Makes the ListerWatcher of one informer (what the factory calls for each new informer)."""
+
+    def list_watch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        *,
+        label_selector: str | None,
+        field_selector: str | None,
+        decoder: Decoder | None,
+    ) -> ListerWatcher: ...
+
+
+class RESTListWatches:
+    """`ListWatch`es over one REST client (the factory's default source)."""
+
+    def __init__(self, client: RawClient) -> None:
+        self.client = client
+
+    def list_watch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        *,
+        label_selector: str | None,
+        field_selector: str | None,
+        decoder: Decoder | None,
+    ) -> ListerWatcher:
+        return ListWatch(
+            self.client,
+            resource,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            decoder=decoder,
+        )

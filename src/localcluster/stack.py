@@ -6,7 +6,8 @@ CRDs, namespace and ServiceAccounts and the admission webhooks (`stack_agones`);
 itself (`stack_cluster`): the nodes, the default StorageClass, the cluster DNS server, the
 scheduler and kubelets (in this process, or with `nodes_process` as a child process), the
 deployment, replicaset, statefulset, endpoints and volume controllers, the pod mesh and the
-service proxy; then, with `agones`, the allocation API on the webhook servers (an `Allocator`
+service proxy (every informer of this process lists and watches in-process, through
+`list_watches`, and writes over HTTP); then, with `agones`, the allocation API on the webhook servers (an `Allocator`
 for each in-process one; `agones extensions` children run their own), registered through the
 APIService `v1.allocation.agones.dev` (so `kubectl create -f gameserverallocation.yaml` works),
 the controller as a child process (`agones controller`, so it
@@ -41,6 +42,7 @@ from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..record import EventBroadcaster
 from . import stack_agones, stack_cluster
+from .apiserver.inprocess import InProcessListWatches
 from .apiserver.server import LocalAPIServer, ServerOptions
 from .clusterdns import ClusterDNS
 from .controllers.deployment import DeploymentController
@@ -82,6 +84,11 @@ class LocalStack:
                 in_cluster_tls=True,
             )
         )
+        self.list_watches = InProcessListWatches(
+            self.api.registry, self.api.options.bookmark_interval
+        )
+        """How this process's informers list and watch: straight from the API server's store
+        (`apiserver.inprocess`); their writes still go over HTTP."""
         self.writes = WriteCounter()
         self.client: RESTClient | None = None
         self.factory: SharedInformerFactory | None = None

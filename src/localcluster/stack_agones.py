@@ -8,8 +8,8 @@
   with `extensions_process`, `agones extensions` child processes (`extensions_children`) given
   the same certificate; the Service `agones-controller-service` points at all of them, and the
   Mutating/ValidatingWebhookConfigurations carry the certificate as their CA bundle.
-* `start_allocation(stack)`: one `Allocator` per in-process server (its own client, informers,
-  events and share of the candidates), then the APIService `v1.allocation.agones.dev` that routes
+* `start_allocation(stack)`: one `Allocator` per in-process server (its own client, informers
+  listing and watching in-process, events and share of the candidates), then the APIService `v1.allocation.agones.dev` that routes
   the allocation API to them.
 * `controller_argv(stack)` and `allocator_argv(stack)`: the `agones controller` and `agones
   allocator` child processes' command lines; `allocator_certs(stack)` generates the allocator
@@ -43,6 +43,7 @@ from ..extensions.server import WebhookServer
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..record import EventBroadcaster
+from .apiserver.inprocess import InProcessListWatches
 from .apiserver.server import LocalAPIServer
 from .apiserver.services import ADDRESS_ANNOTATION
 from .extensions_children import ExtensionsChildren
@@ -64,6 +65,7 @@ class Stack(Protocol):
     options: StackOptions
     gates: FeatureGates
     api: LocalAPIServer
+    list_watches: InProcessListWatches
     extensions: list[tuple[WebhookServer, APIServer]]
     extensions_procs: list[asyncio.subprocess.Process]
     extensions_ports: list[int]
@@ -162,7 +164,7 @@ async def start_allocation(stack: Stack) -> None:
     count = len(stack.extensions)
     for index, (_, api) in enumerate(stack.extensions):  # in this process only
         client = stack._clients[-1]
-        factory = SharedInformerFactory(client)
+        factory = SharedInformerFactory(client, list_watches=stack.list_watches)
         events = EventBroadcaster(client)
         settings = AllocatorSettings(
             batch_wait_time=stack.options.allocation_batch_wait_time,

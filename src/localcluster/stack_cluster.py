@@ -2,7 +2,7 @@
 
 `start_cluster(stack)` makes, once the API server is up: the simulated nodes' Node objects (node i
 at `first_node_address` + i, `node_addresses`), the default StorageClass, the stack's informer
-factory, the cluster DNS server (`clusterdns`, relayed into every pod's network namespace at
+factory (listing and watching in-process), the cluster DNS server (`clusterdns`, relayed into every pod's network namespace at
 `POD_DNS_ADDRESS:53`), the scheduler and kubelets (`start_nodes_in_process`, on the stack's
 factory, or with `nodes_process` a child process, `nodes.process`, so the API server keeps the
 stack's event loop to itself: `start_nodes_process`), and the local controllers (deployment,
@@ -28,6 +28,7 @@ from ..client.versioned.resources import NODES, STORAGE_CLASSES
 from ..featuregates import FeatureGates
 from ..informers import SharedInformerFactory
 from ..record import EventBroadcaster
+from .apiserver.inprocess import InProcessListWatches
 from .apiserver.server import LocalAPIServer
 from .clusterdns import ClusterDNS
 from .controllers.deployment import DeploymentController
@@ -84,6 +85,7 @@ class Stack(Protocol):
     gates: FeatureGates
     addresses: dict[str, str]
     api: LocalAPIServer
+    list_watches: InProcessListWatches
     client: RESTClient | None
     factory: SharedInformerFactory | None
     kubelet: Kubelet | None
@@ -111,7 +113,7 @@ async def start_cluster(stack: Stack) -> None:
     for name, address in stack.addresses.items():
         await ensure(stack.client, NODES, node_object(name, address))
     await ensure(stack.client, STORAGE_CLASSES, default_storage_class())
-    stack.factory = SharedInformerFactory(stack.client)
+    stack.factory = SharedInformerFactory(stack.client, list_watches=stack.list_watches)
     stack.dns = ClusterDNS(stack.factory)
     await stack.dns.start("127.0.0.1", stack.options.dns_port)
     if stack.options.nodes_process:

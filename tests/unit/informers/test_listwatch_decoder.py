@@ -97,3 +97,23 @@ def test_an_item_that_does_not_fit_the_type_is_an_error() -> None:
 def test_malformed_json_is_a_decode_error() -> None:
     with pytest.raises(msgspec.DecodeError):
         StructDecoder(GameServer).decode_event(b'{"type": "ADDED", "object": {')
+
+
+@pytest.mark.parametrize(
+    ("decoder", "obj"),
+    [
+        pytest.param(StructDecoder(GameServer), GS, id="gameserver"),
+        pytest.param(StructDecoder(Pod), POD, id="pod-read-model"),
+        pytest.param(RawDecoder(), GS, id="raw"),
+    ],
+)
+def test_an_object_decodes_as_it_does_inside_an_event(decoder: Any, obj: dict[str, Any]) -> None:
+    event = decoder.decode_event(msgspec.json.encode({"type": "MODIFIED", "object": obj}))
+    assert decoder.decode_object(msgspec.json.encode(obj)) == event.object
+
+
+def test_decode_object_gives_a_new_copy_each_time() -> None:
+    raw = msgspec.json.encode(GS)
+    first, second = RawDecoder().decode_object(raw), RawDecoder().decode_object(raw)
+    first["metadata"]["name"] = "changed"
+    assert second["metadata"]["name"] == "gs-1"
