@@ -41,6 +41,7 @@ class Watcher:
         "capacity",
         "close_reason",
         "closed",
+        "name",
         "namespace",
         "on_overrun",
         "predicate",
@@ -49,6 +50,10 @@ class Watcher:
     def __init__(self, namespace: str, predicate: Predicate | None, capacity: int) -> None:
         self.namespace = namespace
         self.predicate = predicate
+        # The one object name the predicate admits (a `metadata.name=` field selector), or None:
+        # checked before the predicate, so the many single-object watches (an SDK sidecar each)
+        # cost one comparison per event of another object, as the watch cache's name trigger.
+        self.name: str | None = None
         self.capacity = capacity
         self.closed = False
         self.close_reason = ""
@@ -67,6 +72,8 @@ class Watcher:
         and one that starts matching ADDED, as the watch cache does.
         """
         if self.namespace and event.namespace != self.namespace:
+            return None
+        if self.name is not None and event.obj["metadata"].get("name") != self.name:
             return None
         pred = self.predicate
         if pred is None:

@@ -140,6 +140,7 @@ class WatchServer:
         except errors.StatusError as err:
             await resp.write(_control_line(opts, {"type": "ERROR", "object": err.status()}))
             return resp
+        watcher.name = _only_name(opts.fields)
         transport = request.transport
         if transport is not None:
             watcher.on_overrun = transport.abort
@@ -248,6 +249,14 @@ def _line_prefix(typ: str) -> bytes:
     """What a JSON watch line holds before its object."""
     prefix = _LINE_PREFIXES.get(typ)
     return prefix if prefix is not None else b'{"type":"' + typ.encode() + b'","object":'
+
+
+def _only_name(fields: FieldSelector) -> str | None:
+    """The name a field selector requires (`metadata.name=x`), if it requires one."""
+    for label, op, value in fields:
+        if label == "metadata.name" and op == "=":
+            return value
+    return None
 
 
 def _control_line(opts: WatchOptions, event: dict[str, Any]) -> bytes:
