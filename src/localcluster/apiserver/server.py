@@ -273,7 +273,7 @@ class LocalAPIServer:
         router or middleware chain in between)."""
         if header_bytes(request) > HEADER_READ_LIMIT:
             return limits.headers_too_large_response()
-        if "Expect" in request.headers:
+        if request.headers.get("Expect"):
             await expect_continue(request)
         token = self.options.token
         if (

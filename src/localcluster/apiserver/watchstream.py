@@ -140,7 +140,7 @@ class WatchServer:
         except errors.StatusError as err:
             await resp.write(_control_line(opts, {"type": "ERROR", "object": err.status()}))
             return resp
-        watcher.name = _only_name(opts.fields)
+        watcher.name = only_name(opts.fields)
         transport = request.transport
         if transport is not None:
             watcher.on_overrun = transport.abort
@@ -251,7 +251,7 @@ def _line_prefix(typ: str) -> bytes:
     return prefix if prefix is not None else b'{"type":"' + typ.encode() + b'","object":'
 
 
-def _only_name(fields: FieldSelector) -> str | None:
+def only_name(fields: FieldSelector) -> str | None:
     """The name a field selector requires (`metadata.name=x`), if it requires one."""
     for label, op, value in fields:
         if label == "metadata.name" and op == "=":
