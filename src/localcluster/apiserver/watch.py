@@ -135,6 +135,10 @@ class Watcher:
                 self._waiter = None
                 if timer is not None:
                     timer.cancel()
+            if self._items and not self.closed:
+                # Woken by a write: one more loop turn lets the other writes being served now
+                # join this batch, so the stream takes one socket write for them all.
+                await asyncio.sleep(0)
         if self.closed:
             return []
         items = list(self._items)
