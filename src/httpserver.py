@@ -2,8 +2,7 @@
 
 `serve_app(app, host, port)` sets the runner up, starts one TCP site (TLS when `ssl_context` is
 given; port 0 picks a free one) and returns the runner (whose `cleanup()` stops it) and the port
-actually bound. Access logs are off; `runner_class` may be an `AppRunner` subclass; other
-`AppRunner` options pass through.
+actually bound. Access logs are off; other `AppRunner` options pass through.
 
 `serve_server(server, host, port)` does the same for aiohttp's low-level `web.Server` (one handler
 for every request, no router or middlewares: the server's connection options are its own).
@@ -23,10 +22,9 @@ async def serve_app(
     port: int,
     *,
     ssl_context: ssl.SSLContext | None = None,
-    runner_class: type[web.AppRunner] = web.AppRunner,
     **runner_options: Any,
 ) -> tuple[web.AppRunner, int]:
-    runner = runner_class(app, access_log=None, **runner_options)
+    runner = web.AppRunner(app, access_log=None, **runner_options)
     return runner, await _start(runner, host, port, ssl_context)
 
 
