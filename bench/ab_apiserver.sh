@@ -24,7 +24,7 @@ for round in $(seq 1 "$rounds"); do
     for _ in $(seq 1 600); do [ -f "$dir/kubeconfig" ] && break; sleep 0.05; done
     echo "== $side round $round (base: $base_ref), load $(cut -d' ' -f1 /proc/loadavg)"
     $py bench/bench_apiserver.py --kubeconfig "$dir/kubeconfig" --server-pid "$pid" \
-      | grep -E "_per_s|list_s|_cpu_us"
+      | grep -E "_per_s|list_s|_cpu_us|_per_event"
     kill "$pid"; wait "$pid" 2>/dev/null || true
     $py bench/other_tree.py "$tree" bench/registry_cpu.py 2> /dev/null
   done

@@ -267,6 +267,7 @@ async def watch_fan_out(
     rv = (await client.call("GET", f"{base}?limit=1"))["metadata"]["resourceVersion"]
     n_events = args.watch_events
     got = [0] * args.watchers
+    chunks = [0] * args.watchers
     done = [asyncio.Event() for _ in range(args.watchers)]
     ready = [asyncio.Event() for _ in range(args.watchers)]
 
@@ -276,6 +277,7 @@ async def watch_fan_out(
             ready[k].set()
             buf = b""
             async for chunk in resp.content.iter_any():
+                chunks[k] += 1
                 buf += chunk
                 lines = buf.split(b"\n")
                 buf = lines.pop()
@@ -310,6 +312,8 @@ async def watch_fan_out(
     results["watch_writes_per_s"] = round(n_events / write_time)
     results["watch_events_per_s_per_watcher"] = round(n_events / elapsed)
     results["watch_events_per_s_total"] = round(n_events * args.watchers / elapsed)
+    # reads per event at the watchers: how many events the server's writes carry together
+    results["watch_reads_per_event"] = round(sum(chunks) / (n_events * args.watchers), 3)
     if work.server_pid is not None:
         # a patch and its event sent to every watcher
         results["watch_write_server_cpu_us"] = work.cpu_us_per(cpu, n_events)
