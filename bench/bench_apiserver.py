@@ -3,6 +3,11 @@ clients, watch events per second delivered to 10 watchers, and the time to list 
 
     python bench/bench_apiserver.py                      # starts a local server (subprocess)
     python bench/bench_apiserver.py --kubeconfig PATH    # any cluster (kind, a real one)
+    python bench/bench_apiserver.py --kubeconfig PATH --server-pid PID   # + the server's CPU
+
+With the server's process id (a local server on this machine), the server's CPU time per create,
+per update and per watch write is printed too (`*_server_cpu_us`): unlike the rates, it hardly
+moves when other processes share the cores.
 
 The workload runs in its own namespace with a uniquely named CRD, removed afterwards. The client is
 aiohttp speaking plain JSON, encoded and decoded with msgspec so that client-side cost stays small
@@ -147,6 +152,14 @@ async def run_workers(n: int, workers: int, fn: Any) -> float:
     return time.perf_counter() - start
 
 
+def process_cpu_s(pid: int | None) -> float:
+    """User plus system CPU seconds of process `pid` so far (0.0 without a pid)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Workload:
     """The benchmark's namespace and CRD on one server, and the object every write sends."""
@@ -157,6 +170,11 @@ class Workload:
     ns: str
     base: str
     template: dict[str, Any]
+    server_pid: int | None = None
+
+    def cpu_us_per(self, since: float, ops: int) -> int:
+        """The server's CPU µs per operation since `since` (from `process_cpu_s`)."""
+        return round((process_cpu_s(self.server_pid) - since) * 1e6 / ops)
 
 
 async def bench(args: argparse.Namespace, kubeconfig: str) -> dict[str, Any]:
@@ -168,6 +186,7 @@ async def bench(args: argparse.Namespace, kubeconfig: str) -> dict[str, Any]:
         "version": (await client.call("GET", "/version")).get("gitVersion"),
     }
     work = await set_up(client, server, f"b{suffix}.bench.agones-py.test", f"bench-{suffix}")
+    work.server_pid = args.server_pid
     results["object_bytes"] = len(json.dumps(work.template))
     try:
         created = await creates_and_updates(args, work, results)
@@ -221,16 +240,22 @@ async def creates_and_updates(
         body = dict(template, metadata={**template["metadata"], "name": f"o-{i:06d}"})
         created[i] = await client.call("POST", base, body)
 
+    cpu = process_cpu_s(work.server_pid)
     elapsed = await run_workers(args.creates, args.clients, create)
     results["creates_per_s"] = round(args.creates / elapsed)
+    if work.server_pid is not None:
+        results["create_server_cpu_us"] = work.cpu_us_per(cpu, args.creates)
 
     async def update(i: int) -> None:
         current = created[i]
         current["spec"]["replicas"] += 1
         created[i] = await client.call("PUT", f"{base}/{current['metadata']['name']}", current)
 
+    cpu = process_cpu_s(work.server_pid)
     elapsed = await run_workers(args.creates, args.clients, update)
     results["updates_per_s"] = round(args.creates / elapsed)
+    if work.server_pid is not None:
+        results["update_server_cpu_us"] = work.cpu_us_per(cpu, args.creates)
     return created
 
 
@@ -242,6 +267,7 @@ async def watch_fan_out(
     rv = (await client.call("GET", f"{base}?limit=1"))["metadata"]["resourceVersion"]
     n_events = args.watch_events
     got = [0] * args.watchers
+    chunks = [0] * args.watchers
     done = [asyncio.Event() for _ in range(args.watchers)]
     ready = [asyncio.Event() for _ in range(args.watchers)]
 
@@ -251,6 +277,7 @@ async def watch_fan_out(
             ready[k].set()
             buf = b""
             async for chunk in resp.content.iter_any():
+                chunks[k] += 1
                 buf += chunk
                 lines = buf.split(b"\n")
                 buf = lines.pop()
@@ -264,6 +291,7 @@ async def watch_fan_out(
     tasks = [asyncio.create_task(watcher(k)) for k in range(args.watchers)]
     await asyncio.gather(*(r.wait() for r in ready))
     names = list(created.values())
+    cpu = process_cpu_s(work.server_pid)
     start = time.perf_counter()
 
     async def touch(i: int) -> None:
@@ -284,6 +312,11 @@ async def watch_fan_out(
     results["watch_writes_per_s"] = round(n_events / write_time)
     results["watch_events_per_s_per_watcher"] = round(n_events / elapsed)
     results["watch_events_per_s_total"] = round(n_events * args.watchers / elapsed)
+    # reads per event at the watchers: how many events the server's writes carry together
+    results["watch_reads_per_event"] = round(sum(chunks) / (n_events * args.watchers), 3)
+    if work.server_pid is not None:
+        # a patch and its event sent to every watcher
+        results["watch_write_server_cpu_us"] = work.cpu_us_per(cpu, n_events)
 
 
 async def lists(
@@ -347,12 +380,16 @@ def main() -> int:
     parser.add_argument("--watchers", type=int, default=10)
     parser.add_argument("--watch-events", type=int, default=3000)
     parser.add_argument("--list-objects", type=int, default=10000)
+    parser.add_argument(
+        "--server-pid", type=int, default=None, help="the server's process: report its CPU too"
+    )
     args = parser.parse_args()
     proc = None
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = args.kubeconfig
         if not kubeconfig:
             proc = start_local_server(Path(tmp))
+            args.server_pid = args.server_pid or proc.pid
             kubeconfig = str(Path(tmp) / "kubeconfig")
         try:
             results = asyncio.run(bench(args, kubeconfig))

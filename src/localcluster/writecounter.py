@@ -2,18 +2,19 @@
 get/list/watch), by client, the User-Agent's product: `agones-py` is the controller, `Python`
 (aiohttp's default) sidecar processes, `agones-local-kubelet`, `-scheduler` and `-sdkserver` the
 in-process kubelets, scheduler and simulated sidecars, `agones-extensions` the allocation API,
-`kubectl` kubectl; those answered 409 are counted again in `conflicts`. `install(server)` wraps
+`kubectl` kubectl; those answered 409 are counted again in `conflicts`. The resource is the
+path's, with its subresource (`gameservers/status`). `install(server)` wraps
 the server's request handler; the local stack installs one (`LocalStack.writes`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from aiohttp import web
 
 from .apiserver.errors import StatusError
+from .apiserver.handlers import Target
 from .apiserver.server import LocalAPIServer
 
 
@@ -32,29 +33,24 @@ class WriteCounter:
     def install(self, server: LocalAPIServer) -> None:
         inner = server.handler.handle
 
-        async def counting(request: web.Request, target: Any) -> web.StreamResponse:
-            if request.method not in ("GET", "HEAD", "OPTIONS"):
-                ua = request.headers.get("User-Agent", "")
-                parts = [p for p in request.path.split("/") if p]
-                if "namespaces" in parts and len(parts) > parts.index("namespaces") + 2:
-                    parts = parts[parts.index("namespaces") + 2 :]
-                else:
-                    parts = parts[2:] if parts and parts[0] == "api" else parts[3:]
-                resource = parts[0] if parts else ""
-                if len(parts) > 2:
-                    resource += "/" + parts[2]
-                key = (_client_of(ua), request.method, resource)
-                self.counts[key] += 1
-                try:
-                    response = await inner(request, target)
-                except StatusError as err:
-                    if err.code == 409:
-                        self.conflicts[key] += 1
-                    raise
-                if response.status == 409:
+        async def counting(request: web.Request, target: Target) -> web.StreamResponse:
+            method = request.method
+            if method == "GET" or method == "HEAD" or method == "OPTIONS":
+                return await inner(request, target)
+            resource = target.resource
+            if target.subresource:
+                resource += "/" + target.subresource
+            key = (_client_of(request.headers.get("User-Agent", "")), method, resource)
+            self.counts[key] += 1
+            try:
+                response = await inner(request, target)
+            except StatusError as err:
+                if err.code == 409:
                     self.conflicts[key] += 1
-                return response
-            return await inner(request, target)
+                raise
+            if response.status == 409:
+                self.conflicts[key] += 1
+            return response
 
         server.handler.handle = counting  # type: ignore[method-assign]
 

@@ -6,8 +6,8 @@
   `MaxHeaderBytes` of the apiserver's `http.Server` plus the 4096 bytes of bufio slack Go's
   `initialReadLimitSize` adds), so a long label selector reaches the selector parser; more is
   Go's bare `431 Request Header Fields Too Large` (text/plain, connection closed), whether one
-  line is too long (`HeaderLimitsRunner` maps aiohttp's parser error) or all of them together
-  (`headers_too_large`, checked first by the server's middleware).
+  line is too long (`HeaderLimitsServer`'s connections map aiohttp's parser error) or all of them
+  together (`header_bytes`, checked first by the server's handler).
 - A create or update body must be one of the media types the resource's serializers accept
   (`negotiation.NewUnsupportedMediaTypeError`, 415).
 - A decoded body nested deeper than `MAX_DEPTH` is a 400, so recursive code further on (defaulting,
@@ -18,10 +18,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from itertools import chain
 from typing import Any
 
 from aiohttp import http_exceptions, web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 from aiohttp.web_server import Server
@@ -143,8 +149,9 @@ class HTTPProtocolLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
 
 def header_bytes(request: BaseRequest) -> int:
     """The size of the request line and headers as they came on the wire (CRLFs included)."""
+    raw = request.raw_headers
     line = len(request.method) + len(request.raw_path) + len(" HTTP/1.1\r\n")
-    return line + sum(len(k) + len(v) + 4 for k, v in request.raw_headers) + 2
+    return line + sum(map(len, chain.from_iterable(raw))) + 4 * len(raw) + 2
 
 
 def headers_too_large_response() -> web.Response:
@@ -152,13 +159,6 @@ def headers_too_large_response() -> web.Response:
     resp = web.Response(status=431, text=HEADERS_TOO_LARGE, content_type="text/plain")
     resp.force_close()
     return resp
-
-
-def headers_too_large(request: BaseRequest) -> web.Response | None:
-    """The 431 for a request whose lines together pass `HEADER_READ_LIMIT` (None when they fit)."""
-    if header_bytes(request) <= HEADER_READ_LIMIT:
-        return None
-    return headers_too_large_response()
 
 
 class _HeaderLimitsHandler(RequestHandler):
@@ -179,26 +179,40 @@ class _HeaderLimitsHandler(RequestHandler):
         return super().handle_error(request, status, exc, message)
 
 
-class _HeaderLimitsServer(Server):
+class HeaderLimitsServer(Server):
+    """aiohttp's low-level server with the apiserver's limits: request lines and headers up to
+    `HEADER_READ_LIMIT` (one longer line answered with Go's 431), bodies buffered up to
+    `MAX_REQUEST_BODY_BYTES`, parser errors logged in one line, no access log. Requests are
+    `web.Request`s without a route (`match_info` unset): one handler serves them all."""
+
+    def __init__(self, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> None:
+        super().__init__(
+            handler,  # type: ignore[arg-type]  # our factory makes every request a web.Request
+            request_factory=self._make_limited_request,
+            max_line_size=HEADER_READ_LIMIT,
+            max_field_size=HEADER_READ_LIMIT,
+            max_headers=32768,
+            access_log=None,
+            logger=HTTPProtocolLogger(logging.getLogger("agones.localcluster.http"), {}),
+        )
+
+    def _make_limited_request(
+        self,
+        message: RawRequestMessage,
+        payload: StreamReader,
+        protocol: RequestHandler,
+        writer: AbstractStreamWriter,
+        task: asyncio.Task[None],
+    ) -> web.Request:
+        return web.Request(
+            message,
+            payload,
+            protocol,
+            writer,
+            task,
+            self._loop,
+            client_max_size=MAX_REQUEST_BODY_BYTES,
+        )
+
     def __call__(self) -> RequestHandler:
         return _HeaderLimitsHandler(self, loop=self._loop, **self._kwargs)
-
-
-class HeaderLimitsRunner(web.AppRunner):
-    """An `AppRunner` whose connections answer over-long header lines with Go's 431."""
-
-    async def _make_server(self) -> Server:
-        server = await super()._make_server()
-        server.__class__ = _HeaderLimitsServer  # the same object, with Go's answer to long lines
-        return server
-
-
-def server_kwargs() -> dict[str, Any]:
-    """aiohttp server settings matching the apiserver's limits on request lines and headers."""
-    return {
-        "runner_class": HeaderLimitsRunner,
-        "max_line_size": HEADER_READ_LIMIT,
-        "max_field_size": HEADER_READ_LIMIT,
-        "max_headers": 32768,
-        "logger": HTTPProtocolLogger(logging.getLogger("agones.localcluster.http"), {}),
-    }

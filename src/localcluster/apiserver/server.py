@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
-from ...httpserver import serve_app
+from ...httpserver import serve_server
 from ..kubeconfig import make_ca_and_cert, write_kubeconfig
 from . import discovery, errors, limits, openapi
 from .admission import WebhookAdmission
@@ -34,6 +34,7 @@ from .discovery import SUBRESOURCE_VERBS
 from .embedded_controllers import EventReaper, GarbageCollector, NamespaceController
 from .faults import Faults
 from .handlers import ResourceHandler, parse_path
+from .limits import HEADER_READ_LIMIT, header_bytes
 from .podexec import PodExecREST
 from .podlog import KubeletProxy, PodLogREST
 from .registry import Registry
@@ -128,7 +129,7 @@ class LocalAPIServer:
         self.registry.admission = self.admission
         self.aggregator = Aggregator(self.registry)
         self.handler.proxy = self.aggregator.proxy
-        self._runner: web.AppRunner | None = None
+        self._runner: web.ServerRunner | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.url = ""
         self.kubeconfig = ""
@@ -185,18 +186,12 @@ class LocalAPIServer:
             info = self.registry.lookup("", "v1", "namespaces")
             assert info is not None
             await self.registry.create(info, "", {"metadata": {"name": ns}})
-        app = web.Application(
-            middlewares=[self._middleware], client_max_size=limits.MAX_REQUEST_BODY_BYTES
-        )
-        app.router.add_route("*", r"/{tail:[\s\S]*}", self._dispatch)  # any character
-        self._runner, self.port = await serve_app(
-            app,
+        self._runner, self.port = await serve_server(
+            limits.HeaderLimitsServer(self._serve),
             opts.host,
             opts.port,
             ssl_context=ssl_ctx,
-            handle_signals=False,
             shutdown_timeout=1.0,
-            **limits.server_kwargs(),
         )
         scheme = "https" if opts.tls else "http"
         self.url = f"{scheme}://{opts.host}:{self.port}"
@@ -275,11 +270,14 @@ class LocalAPIServer:
 
     # --- HTTP ---
 
-    @web.middleware
-    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        too_large = limits.headers_too_large(request)
-        if too_large is not None:
-            return too_large
+    async def _serve(self, request: web.Request) -> web.StreamResponse:
+        """Every request, from aiohttp's low-level server: the header limit, `Expect`,
+        authentication, dispatch, errors as `Status`, and content negotiation, in one call (no
+        router or middleware chain in between)."""
+        if header_bytes(request) > HEADER_READ_LIMIT:
+            return limits.headers_too_large_response()
+        if request.headers.get("Expect"):
+            await expect_continue(request)
         token = self.options.token
         if (
             token is not None
@@ -288,7 +286,7 @@ class LocalAPIServer:
         ):
             return status_response(errors.StatusError(401, "Unauthorized", "Unauthorized"))
         try:
-            resp: web.StreamResponse = await handler(request)
+            resp: web.StreamResponse = await self._dispatch(request)
         except errors.StatusError as err:
             resp = status_response(err)
         except web.HTTPException:
@@ -482,3 +480,16 @@ class ThreadedAPIServer:
 
 async def _call(fn: Any, *args: Any) -> Any:
     return fn(*args)
+
+
+async def expect_continue(request: web.Request) -> None:
+    """`Expect: 100-continue` answered before the body is read, as Go's server (and aiohttp's
+    router) do; any other expectation is a 417."""
+    expect = request.headers.get("Expect", "")
+    if request.version != HttpVersion11:
+        return
+    if expect.lower() != "100-continue":
+        raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")
+    await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+    request.writer.output_size = 0  # the response proper has not started
+    await request.writer.drain()

@@ -37,10 +37,11 @@ class Watcher:
 
     __slots__ = (
         "_items",
-        "_wakeup",
+        "_waiter",
         "capacity",
         "close_reason",
         "closed",
+        "name",
         "namespace",
         "on_overrun",
         "predicate",
@@ -49,6 +50,10 @@ class Watcher:
     def __init__(self, namespace: str, predicate: Predicate | None, capacity: int) -> None:
         self.namespace = namespace
         self.predicate = predicate
+        # The one object name the predicate admits (a `metadata.name=` field selector), or None:
+        # checked before the predicate, so the many single-object watches (an SDK sidecar each)
+        # cost one comparison per event of another object, as the watch cache's name trigger.
+        self.name: str | None = None
         self.capacity = capacity
         self.closed = False
         self.close_reason = ""
@@ -56,7 +61,9 @@ class Watcher:
         # Called once when the consumer falls `capacity` events behind (the server aborts its
         # connection: a consumer stuck mid-write would otherwise hold it forever).
         self.on_overrun: Callable[[], None] | None = None
-        self._wakeup = asyncio.Event()
+        # The consumer's pending `next_batch`, resolved by the first push (a bare future and a
+        # timer: no Event, and no task for `wait_for`, per wait of a busy stream).
+        self._waiter: asyncio.Future[None] | None = None
 
     def interested(self, event: Event) -> tuple[str, Obj | None, bytes] | None:
         """The event as this watcher sees it, after namespace and selector filtering.
@@ -65,6 +72,8 @@ class Watcher:
         and one that starts matching ADDED, as the watch cache does.
         """
         if self.namespace and event.namespace != self.namespace:
+            return None
+        if self.name is not None and event.obj["metadata"].get("name") != self.name:
             return None
         pred = self.predicate
         if pred is None:
@@ -100,23 +109,36 @@ class Watcher:
                 self.on_overrun()
             return
         self._items.append(item)
-        self._wakeup.set()
+        self._wake()
 
     def close(self, reason: str = "closed") -> None:
         if not self.closed:
             self.closed = True
             self.close_reason = reason
             self._items.clear()
-            self._wakeup.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def next_batch(self, timeout: float | None) -> list[tuple[str, Obj | None, bytes]]:
         """Wait up to `timeout` seconds for events; [] on timeout or once closed."""
         if not self._items and not self.closed:
-            self._wakeup.clear()
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
             try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout)
-            except TimeoutError:
-                return []
+                await waiter
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+            if self._items and not self.closed:
+                # Woken by a write: one more loop turn lets the other writes being served now
+                # join this batch, so the stream takes one socket write for them all.
+                await asyncio.sleep(0)
         if self.closed:
             return []
         items = list(self._items)
@@ -125,3 +147,8 @@ class Watcher:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

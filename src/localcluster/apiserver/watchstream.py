@@ -102,10 +102,20 @@ def watch_options(request: web.Request, info: ResourceInfo, name: str) -> WatchO
     return WatchOptions(labels, fields, since, timeout, bookmarks, initial_end, table, frame)
 
 
+FRAME_MEMO_SIZE = 512
+"""Recent events' protobuf frames kept for the other protobuf watchers of the same events."""
+
+Item = tuple[str, dict[str, Any] | None, bytes]
+
+
 class WatchServer:
     def __init__(self, registry: Registry, bookmark_interval: float) -> None:
         self.registry = registry
         self.bookmark_interval = bookmark_interval
+        # (id(raw), type, id(info)) -> (raw, info, frame): one protobuf encoding per event for
+        # all its protobuf watchers (client-go's informers); raw and info are held, so their
+        # ids cannot be reused while the entry lives.
+        self._frames: dict[tuple[int, str, int], tuple[bytes, ResourceInfo, bytes]] = {}
 
     async def serve(
         self, request: web.Request, info: ResourceInfo, ns: str, name: str
@@ -140,6 +150,7 @@ class WatchServer:
         except errors.StatusError as err:
             await resp.write(_control_line(opts, {"type": "ERROR", "object": err.status()}))
             return resp
+        watcher.name = only_name(opts.fields)
         transport = request.transport
         if transport is not None:
             watcher.on_overrun = transport.abort
@@ -181,18 +192,46 @@ class WatchServer:
             if watcher.closed:
                 return
             if batch:
-                frame = opts.frame
-                chunks = [
-                    self._event_line(info, typ, obj, raw, opts.table)
-                    if frame is None
-                    else frame(_event(info, typ, obj, raw))
-                    for typ, obj, raw in batch
-                ]
-                await resp.write(b"".join(chunks))
+                await resp.write(self._encode_batch(info, batch, opts))
             if opts.bookmarks and time.monotonic() >= next_bookmark:
                 mark = {**kind_prefix, "metadata": {"resourceVersion": str(store.rv)}}
                 await resp.write(_control_line(opts, {"type": "BOOKMARK", "object": mark}))
                 next_bookmark = time.monotonic() + self.bookmark_interval
+
+    def _encode_batch(self, info: ResourceInfo, batch: list[Item], opts: WatchOptions) -> bytes:
+        """A batch of events as one chunk of the stream. JSON events whose stored bytes serve as
+        they are (the common case) are spliced between their `{"type":…,"object":` prefix and
+        `}\n` and joined once, without building each line."""
+        if opts.frame is not None:
+            return b"".join(self.protobuf_event(info, item) for item in batch)
+        table = opts.table
+        if table is not None or info.from_storage is not None:
+            return b"".join(self._event_line(info, typ, obj, raw, table) for typ, obj, raw in batch)
+        custom = info.custom is not None
+        api_version = info.api_version
+        parts: list[bytes] = []
+        for typ, obj, raw in batch:
+            if raw and (not custom or obj is None or obj.get("apiVersion") == api_version):
+                parts += (_line_prefix(typ), raw, b"}\n")
+            else:
+                parts.append(self._event_line(info, typ, obj, raw, None))
+        return b"".join(parts)
+
+    def protobuf_event(self, info: ResourceInfo, item: Item) -> bytes:
+        """An event's protobuf frame, encoded once for every watcher it goes to (an event carries
+        its stored bytes; one without them, a selector's synthesized DELETED, is encoded alone)."""
+        typ, obj, raw = item
+        if not raw:
+            return _protobuf_frame(_event(info, typ, obj, raw))
+        key = (id(raw), typ, id(info))
+        memo = self._frames.get(key)
+        if memo is not None and memo[0] is raw and memo[1] is info:
+            return memo[2]
+        frame = _protobuf_frame(_event(info, typ, obj, raw))
+        self._frames[key] = (raw, info, frame)
+        if len(self._frames) > FRAME_MEMO_SIZE:
+            del self._frames[next(iter(self._frames))]
+        return frame
 
     @staticmethod
     def _event_line(
@@ -213,10 +252,30 @@ class WatchServer:
         if raw and (
             info.custom is None or obj is None or obj.get("apiVersion") == info.api_version
         ):
-            return b'{"type":"' + typ.encode() + b'","object":' + raw + b"}\n"
+            return b"".join((_line_prefix(typ), raw, b"}\n"))
         if info.custom is not None and obj is not None and typ != "BOOKMARK":
             obj = {**obj, "apiVersion": info.api_version}
         return _encode({"type": typ, "object": obj}) + b"\n"
+
+
+_LINE_PREFIXES = {
+    typ: b'{"type":"' + typ.encode() + b'","object":'
+    for typ in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")
+}
+
+
+def _line_prefix(typ: str) -> bytes:
+    """What a JSON watch line holds before its object."""
+    prefix = _LINE_PREFIXES.get(typ)
+    return prefix if prefix is not None else b'{"type":"' + typ.encode() + b'","object":'
+
+
+def only_name(fields: FieldSelector) -> str | None:
+    """The name a field selector requires (`metadata.name=x`), if it requires one."""
+    for label, op, value in fields:
+        if label == "metadata.name" and op == "=":
+            return value
+    return None
 
 
 def _control_line(opts: WatchOptions, event: dict[str, Any]) -> bytes:
