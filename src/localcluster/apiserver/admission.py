@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import copy
 import ssl
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 import msgspec
 
-from ...jsonpatch import PatchError
-from ...jsonpatch import apply_patch as apply_json_patch
+from ...jsonpatch import PatchError, apply_patch_in_place
 from . import errors
 from .resources import ResourceInfo
 from .selectors import labels_match, selector_from_label_selector
 from .services import ServiceUnresolvable, resolve_service
-from .store import Store
+from .store import Store, json_copy
 
 Obj = dict[str, Any]
 MUTATING = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
@@ -237,8 +236,17 @@ class WebhookAdmission:
         return errors.StatusError(code, result.get("reason", ""), message, result.get("details"))
 
     async def mutate(
-        self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
+        self,
+        op: str,
+        info: ResourceInfo,
+        sub: str,
+        obj: Obj | None,
+        old: Obj | None,
+        dry_run: bool,
+        prepare: Callable[[Obj], None] | None = None,
     ) -> Obj | None:
+        """The object the matching webhooks' patches make of `obj` (None: none changed it).
+        `prepare` (decoding's defaults) is applied to `obj`, in place, before the first call."""
         hooks = self._webhooks(MUTATING)
         if not hooks or obj is None:
             return None
@@ -247,6 +255,9 @@ class WebhookAdmission:
         for hook in hooks:
             if not self._matches(hook, op, info, sub, current, old):
                 continue
+            if prepare is not None:
+                prepare(current)  # labels, which the selectors match, are not defaulted
+                prepare = None
             response = await self._invoke(hook, self._review(op, info, sub, current, old, dry_run))
             if response is None:
                 continue
@@ -260,7 +271,8 @@ class WebhookAdmission:
                     )
                 try:
                     ops = msgspec.json.decode(base64.b64decode(patch))
-                    current = apply_json_patch(copy.deepcopy(current), ops)
+                    # `current` may share subtrees with the stored object: patch a copy.
+                    current = apply_patch_in_place(json_copy(current), ops)
                 except (PatchError, msgspec.DecodeError, ValueError) as err:
                     raise errors.internal(
                         f'failed calling webhook "{hook.get("name", "")}": JSON patch failed: {err}'
@@ -275,15 +287,12 @@ class WebhookAdmission:
         if not hooks:
             return
         review = self._review(op, info, sub, obj, old, dry_run)
+        # Each call gets its own uid; the review is only read (encoded), so the rest is shared.
+        reviews = [review] + [
+            review | {"request": {**review["request"], "uid": str(uuid.uuid4())}} for _ in hooks[1:]
+        ]
         responses = await asyncio.gather(
-            *(
-                self._invoke(
-                    h,
-                    copy.deepcopy(review)
-                    | {"request": {**review["request"], "uid": str(uuid.uuid4())}},
-                )
-                for h in hooks
-            )
+            *(self._invoke(h, r) for h, r in zip(hooks, reviews, strict=True))
         )
         for hook, response in zip(hooks, responses, strict=True):
             if response is not None and not response.get("allowed"):

@@ -11,6 +11,7 @@ change, synchronously, and must not block.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -251,13 +252,15 @@ class Registry:
         old: Obj | None,
         dry_run: bool,
     ) -> Obj:
-        """Run mutating admission; custom resources are defaulted and pruned first, as on decode."""
+        """Run mutating admission; a custom resource a webhook is called for is defaulted and
+        pruned first, as on decode (else validation's same pass does it)."""
         assert self.admission is not None
         if not self.admission.mutating_configured():
             return obj
+        prepare = None
         if info.custom is not None and self.custom_default is not None:
-            self.custom_default(info, obj)
-        mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run)
+            prepare = functools.partial(self.custom_default, info)
+        mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run, prepare)
         return obj if mutated is None else self.coerce(info, mutated, ns)
 
     async def create(
@@ -580,7 +583,7 @@ class Registry:
         self, info: ResourceInfo, entry: Entry, change: Callable[[Obj], None]
     ) -> Entry:
         """Apply `change` to a copy of the stored object and commit it (controllers' writes)."""
-        obj = copy.deepcopy(entry.obj)
+        obj = copy_of(entry)
         change(obj)
         md = obj["metadata"]
         if (

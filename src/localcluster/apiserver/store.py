@@ -47,6 +47,16 @@ def copy_of(entry: Entry) -> Obj:
     return copy.deepcopy(entry.obj)
 
 
+def json_copy(value: Obj) -> Obj:
+    """A private deep copy of a JSON object, through its JSON encoding (as `copy_of`); a value that
+    does not encode (not JSON: nothing the store would take) is deep-copied."""
+    try:
+        out: Obj = _decode(_encode(value))
+    except (TypeError, ValueError, OverflowError):
+        return copy.deepcopy(value)
+    return out
+
+
 @dataclass
 class ResourceStore:
     """The objects, history and watchers of one resource (all namespaces)."""
