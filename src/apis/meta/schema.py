@@ -383,6 +383,10 @@ def _python_type(t: mi.Type) -> Any:
     return None
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None), type(UNSET)))
+"""The types of values the recursive passes below have nothing to do inside."""
+
+
 def apply_schema_defaults(obj: Any) -> None:
     """Fill absent fields that carry a CRD `default`, recursively, in place."""
     if isinstance(obj, msgspec.Struct):
@@ -391,7 +395,8 @@ def apply_schema_defaults(obj: Any) -> None:
             if value is UNSET and "default" in f.spec.props:
                 value = _convert_default(f.spec.props["default"], f.spec)
                 setattr(obj, f.name, value)
-            apply_schema_defaults(value)
+            if type(value) not in _LEAVES:  # nothing to default inside a scalar
+                apply_schema_defaults(value)
     elif isinstance(obj, list):
         for v in obj:
             apply_schema_defaults(v)
@@ -577,7 +582,8 @@ def go_roundtrip(obj: Any) -> None:
             elif value is UNSET:  # always
                 value = _go_zero(f.spec)
             setattr(obj, f.name, value)
-            go_roundtrip(value)
+            if type(value) not in _LEAVES:
+                go_roundtrip(value)
     elif isinstance(obj, list):
         for v in obj:
             go_roundtrip(v)
