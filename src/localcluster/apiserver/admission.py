@@ -283,6 +283,8 @@ class WebhookAdmission:
     async def validate(
         self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
     ) -> None:
+        if not self.store.count(VALIDATING):
+            return
         hooks = [h for h in self._webhooks(VALIDATING) if self._matches(h, op, info, sub, obj, old)]
         if not hooks:
             return

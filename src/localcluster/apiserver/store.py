@@ -78,13 +78,13 @@ class ResourceStore:
         self.history.append(event)
         while len(self.history) > self.history_size:
             self.compacted_rv = self.history.popleft().rv
-        dead = []
+        dead = None
         for w in self.watchers:
             w.offer(event)
             if w.closed:
-                dead.append(w)
-        for w in dead:
-            self.watchers.discard(w)
+                dead = [w] if dead is None else [*dead, w]
+        if dead is not None:
+            self.watchers.difference_update(dead)
 
 
 class Store:
