@@ -72,6 +72,8 @@ class WebhookAdmission:
         self.timeout_cap = timeout_cap
         self._session: aiohttp.ClientSession | None = None
         self._contexts: dict[str, ssl.SSLContext] = {}
+        # (configurations, request kind) -> (their resource's write count, webhooks ruled in)
+        self._by_rules: dict[tuple[Any, ...], tuple[int, list[Obj]]] = {}
 
     def mutating_configured(self) -> bool:
         return self.store.count(MUTATING) > 0
@@ -81,17 +83,28 @@ class WebhookAdmission:
             await self._session.close()
             self._session = None
 
-    def _webhooks(self, key: str) -> list[Obj]:
+    def _webhooks(self, key: str, op: str, info: ResourceInfo, sub: str) -> list[Obj]:
+        """The webhooks of `key`'s configurations (in name order) whose rules cover the request,
+        worked out once per request kind until a configuration is written."""
+        writes = self.store.resource(key).writes
+        memo = (key, op, info.group, info.version, info.resource, info.namespaced, sub)
+        hit = self._by_rules.get(memo)
+        if hit is not None and hit[0] == writes:
+            return hit[1]
         out: list[Obj] = []
         for entry in self.store.list(key):
-            out.extend(entry.obj.get("webhooks") or [])
+            for hook in entry.obj.get("webhooks") or []:
+                if any(rule_matches(r, op, info, sub) for r in hook.get("rules") or []):
+                    out.append(hook)
+        if len(self._by_rules) > 1024:
+            self._by_rules.clear()
+        self._by_rules[memo] = (writes, out)
         return out
 
     def _matches(
         self, hook: Obj, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None
     ) -> bool:
-        if not any(rule_matches(r, op, info, sub) for r in hook.get("rules") or []):
-            return False
+        """Whether a webhook whose rules cover the request selects its namespace and object."""
         target = obj if obj is not None else old
         md = (target or {}).get("metadata") or {}
         ns_sel = hook.get("namespaceSelector")
@@ -247,7 +260,7 @@ class WebhookAdmission:
     ) -> Obj | None:
         """The object the matching webhooks' patches make of `obj` (None: none changed it).
         `prepare` (decoding's defaults) is applied to `obj`, in place, before the first call."""
-        hooks = self._webhooks(MUTATING)
+        hooks = self._webhooks(MUTATING, op, info, sub)
         if not hooks or obj is None:
             return None
         current = obj
@@ -285,7 +298,11 @@ class WebhookAdmission:
     ) -> None:
         if not self.store.count(VALIDATING):
             return
-        hooks = [h for h in self._webhooks(VALIDATING) if self._matches(h, op, info, sub, obj, old)]
+        hooks = [
+            h
+            for h in self._webhooks(VALIDATING, op, info, sub)
+            if self._matches(h, op, info, sub, obj, old)
+        ]
         if not hooks:
             return
         review = self._review(op, info, sub, obj, old, dry_run)

@@ -68,6 +68,8 @@ class ResourceStore:
     compacted_rv: int = 0
     watchers: set[Watcher] = field(default_factory=set)
     _sorted_keys: list[tuple[str, str]] | None = None
+    # Bumped by every write of this resource: what a reader may key a memo of its objects on.
+    writes: int = 0
 
     def sorted_keys(self) -> list[tuple[str, str]]:
         if self._sorted_keys is None:
@@ -75,6 +77,7 @@ class ResourceStore:
         return self._sorted_keys
 
     def record(self, event: Event) -> None:
+        self.writes += 1
         self.history.append(event)
         while len(self.history) > self.history_size:
             self.compacted_rv = self.history.popleft().rv

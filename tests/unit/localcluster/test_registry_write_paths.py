@@ -236,3 +236,37 @@ def test_update_checks_changed_labels(
     got = registry.meta.validate_object_meta("Thing", new, True, stored)
     assert got == registry.meta.validate_object_meta("Thing", new, True)
     assert bool(got) == errors_expected
+
+
+async def test_webhook_rules_follow_configuration_writes() -> None:
+    """The webhooks ruled in for a kind of request are remembered only until a configuration is
+    written: a changed rule applies to the next write."""
+    async with LocalAPIServer() as srv:
+        reg = srv.registry
+        configs = reg.lookup("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations")
+        cms = reg.lookup("", "v1", "configmaps")
+        assert configs is not None and cms is not None
+
+        def config(resource: str) -> dict[str, Any]:
+            rule = {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"]}
+            hook = {
+                "name": "down.example.com",
+                "clientConfig": {"url": "https://127.0.0.1:1/mutate"},
+                "rules": [rule | {"resources": [resource]}],
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "timeoutSeconds": 1,
+            }
+            return {"metadata": {"name": "down"}, "webhooks": [hook]}
+
+        await reg.create(configs, "", config("secrets"))
+        await reg.create(cms, "default", {"metadata": {"name": "c1"}})  # not ruled in
+        stored = reg.get(configs, "", "down").obj
+        body = config("configmaps")
+        body["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+        await reg.update(configs, "", "down", body)
+        with pytest.raises(errors.StatusError) as failed:
+            await reg.create(cms, "default", {"metadata": {"name": "c2"}})
+        assert failed.value.code == 500 and "down.example.com" in str(failed.value)
+        await reg.delete(configs, "", "down", DeleteOptions())
+        await reg.create(cms, "default", {"metadata": {"name": "c3"}})
