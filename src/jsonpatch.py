@@ -9,7 +9,8 @@
   when nothing changed.
 * `apply_patch(doc, ops)` is the server side, with kube-apiserver's semantics and texts: returns a
   new document (inputs are never modified); an invalid patch raises `PatchError`, a failed `test`
-  raises `PatchTestFailed` (a `PatchError`).
+  raises `PatchTestFailed` (a `PatchError`). `apply_patch_in_place(doc, ops)` is the same on a
+  document the caller owns and discards when it raises (no copy of it is made).
 Path tokens are escaped (`~` → `~0`, `/` → `~1`), as annotation and label keys need.
 """
 
@@ -199,7 +200,14 @@ def apply_patch(doc: Any, ops: Any) -> Any:
     """Apply an RFC 6902 operation list to a copy of `doc`."""
     if not isinstance(ops, list):
         raise PatchError("json patch must be a list of operations")
-    doc = copy.deepcopy(doc)
+    return apply_patch_in_place(copy.deepcopy(doc), ops)
+
+
+def apply_patch_in_place(doc: Any, ops: Any) -> Any:
+    """`apply_patch` changing `doc` itself (the result may still be a new value, when an operation
+    replaces the root); after a `PatchError` `doc` is left part-patched, for the caller to drop."""
+    if not isinstance(ops, list):
+        raise PatchError("json patch must be a list of operations")
     for op in ops:
         doc = _apply_op(doc, op)
     return doc

@@ -49,6 +49,7 @@ from ..field import (
     too_long,
     too_many,
 )
+from .lazypath import LazyPath
 
 
 @functools.lru_cache(maxsize=256)
@@ -109,6 +110,54 @@ class FieldSpec:
     name: str
     json_name: str
     spec: TypeSpec
+
+
+_TYPE_FACTS: dict[int, tuple[mi.Type, tuple[type, ...] | None, bool, TypeSpec | None]] = {}
+
+
+def _type_facts(t: mi.Type) -> tuple[tuple[type, ...] | None, bool, TypeSpec | None]:
+    """What `check_types` asks of a type, worked out once per type object (those of
+    `struct_type_info` and `struct_fields` live as long as the process): the Python types a JSON
+    value of it may have (None: any), whether a bool is one of them, and a list's or map's item
+    type, unwrapped."""
+    hit = _TYPE_FACTS.get(id(t))
+    if hit is None or hit[0] is not t:
+        accepted, bool_ok = _accepted(t)
+        item = None
+        if isinstance(t, mi.ListType):
+            item = unwrap(t.item_type)
+        elif isinstance(t, mi.DictType):
+            item = unwrap(t.value_type)
+        hit = _TYPE_FACTS[id(t)] = (t, accepted, bool_ok, item)
+    return hit[1], hit[2], hit[3]
+
+
+def _accepted(t: mi.Type) -> tuple[tuple[type, ...] | None, bool]:
+    """The Python types a JSON value of `t` may be, and whether a bool is one (a bool is an int
+    in Python, not in JSON); None accepts any value."""
+    if isinstance(t, mi.IntType):
+        return (int,), False
+    if isinstance(t, mi.FloatType):
+        return (int, float), False
+    if isinstance(t, mi.BoolType):
+        return (bool,), True
+    if isinstance(t, mi.StrType | mi.EnumType | mi.LiteralType):
+        return (str,), False
+    if isinstance(t, mi.ListType):
+        return (list,), False
+    if isinstance(t, mi.DictType | mi.StructType):
+        return (dict,), False
+    if isinstance(t, mi.UnionType):
+        types: list[type] = []
+        bool_ok = False
+        for member in t.types:
+            sub, sub_bool = _accepted(member)
+            if sub is None:
+                return None, True
+            types.extend(sub)
+            bool_ok = bool_ok or sub_bool
+        return tuple(types), bool_ok
+    return None, True
 
 
 def unwrap(t: mi.Type) -> TypeSpec:
@@ -187,24 +236,6 @@ def _type_error(path: Path, value: Any, t: mi.Type) -> FieldError:
     return type_error(path, value, _expected(t))
 
 
-def _matches(value: Any, t: mi.Type) -> bool:
-    if isinstance(t, mi.IntType):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(t, mi.FloatType):
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if isinstance(t, mi.BoolType):
-        return isinstance(value, bool)
-    if isinstance(t, mi.StrType | mi.EnumType | mi.LiteralType):
-        return isinstance(value, str)
-    if isinstance(t, mi.ListType):
-        return isinstance(value, list)
-    if isinstance(t, mi.DictType | mi.StructType):
-        return isinstance(value, dict)
-    if isinstance(t, mi.UnionType):
-        return any(_matches(value, m) for m in t.types)
-    return True
-
-
 @functools.cache
 def struct_type_info(cls: type[msgspec.Struct]) -> mi.Type:
     """`msgspec.inspect.type_info(cls)`, built once per class: it walks every nested annotation,
@@ -233,6 +264,9 @@ def check_types(
     return cleaned, errs
 
 
+_STRING_CHECKED = (mi.EnumType, mi.LiteralType)
+
+
 @dataclass
 class _Checker:
     errs: list[FieldError]
@@ -240,25 +274,29 @@ class _Checker:
 
     def check(self, value: Any, spec: TypeSpec, path: Path) -> Any:
         t, errs = spec.type, self.errs
-        if not _matches(value, t):
+        accepted, bool_ok, item = _type_facts(t)
+        if accepted is not None and (
+            not isinstance(value, accepted) or (not bool_ok and isinstance(value, bool))
+        ):
             errs.append(_type_error(path, value, t))
             return value
+        if isinstance(value, str | bool | float) and not isinstance(t, _STRING_CHECKED):
+            return value  # a scalar of its type, with no enum to check
         if isinstance(t, mi.IntType) and isinstance(value, int):
             if not _INT64[0] <= value <= _INT64[1]:
                 errs.append(invalid(path, value, "must fit in a 64-bit integer"))
         elif isinstance(t, mi.EnumType):
-            allowed = [m.value for m in t.cls]
-            if value not in allowed:
-                errs.append(not_supported(path, value, allowed))
+            if value not in _enum_values(t.cls):
+                errs.append(not_supported(path, value, [m.value for m in t.cls]))
         elif isinstance(t, mi.LiteralType):
             if value not in t.values:
                 errs.append(not_supported(path, value, [str(v) for v in t.values]))
         elif isinstance(t, mi.ListType):
-            item = unwrap(t.item_type)
-            return [self.member(v, item, path.index(i)) for i, v in enumerate(value)]
+            assert item is not None
+            return [self.member(v, item, LazyPath(path, i, True)) for i, v in enumerate(value)]
         elif isinstance(t, mi.DictType):
-            item = unwrap(t.value_type)
-            return {k: self.member(v, item, path.child(k)) for k, v in value.items()}
+            assert item is not None
+            return {k: self.member(v, item, LazyPath(path, k)) for k, v in value.items()}
         elif isinstance(t, mi.StructType):
             out: dict[str, Any] = {}
             for f in struct_fields(t.cls):
@@ -274,7 +312,7 @@ class _Checker:
                     and v not in _enum_values(f.spec.type.cls)
                 ):
                     continue  # `""` (no enum holds it) or a string `keep_go_enums` puts back
-                out[f.json_name] = self.member(v, f.spec, path.child(f.json_name))
+                out[f.json_name] = self.member(v, f.spec, LazyPath(path, f.json_name))
             return out
         return value
 
@@ -345,6 +383,10 @@ def _python_type(t: mi.Type) -> Any:
     return None
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None), type(UNSET)))
+"""The types of values the recursive passes below have nothing to do inside."""
+
+
 def apply_schema_defaults(obj: Any) -> None:
     """Fill absent fields that carry a CRD `default`, recursively, in place."""
     if isinstance(obj, msgspec.Struct):
@@ -353,7 +395,8 @@ def apply_schema_defaults(obj: Any) -> None:
             if value is UNSET and "default" in f.spec.props:
                 value = _convert_default(f.spec.props["default"], f.spec)
                 setattr(obj, f.name, value)
-            apply_schema_defaults(value)
+            if type(value) not in _LEAVES:  # nothing to default inside a scalar
+                apply_schema_defaults(value)
     elif isinstance(obj, list):
         for v in obj:
             apply_schema_defaults(v)
@@ -381,29 +424,29 @@ def _list_sets(value: Any, spec: TypeSpec, path: Path, errs: list[FieldError]) -
         for f in struct_fields(type(value)):
             sub = getattr(value, f.name)
             if sub is not UNSET and sub is not None:
-                _list_sets(sub, f.spec, path.child(f.json_name), errs)
+                _list_sets(sub, f.spec, LazyPath(path, f.json_name), errs)
     elif isinstance(value, list):
         if spec.props.get("list_type") == "set":
             seen: set[Any] = set()
             for i, v in enumerate(value):
                 key = msgspec.json.encode(v)
                 if key in seen:
-                    errs.append(duplicate(path.index(i), v))
+                    errs.append(duplicate(LazyPath(path, i, True), v))
                 seen.add(key)
         if isinstance(spec.type, mi.ListType):
             item = unwrap(spec.type.item_type)
             for i, v in enumerate(value):
-                _list_sets(v, item, path.index(i), errs)
+                _list_sets(v, item, LazyPath(path, i, True), errs)
     elif isinstance(value, dict) and isinstance(spec.type, mi.DictType):
         item = unwrap(spec.type.value_type)
         for k, v in value.items():
-            _list_sets(v, item, path.key(k), errs)
+            _list_sets(v, item, LazyPath(path, k, True), errs)
 
 
 def _validate_struct(obj: msgspec.Struct, path: Path, errs: list[FieldError]) -> None:
     for f in struct_fields(type(obj)):
         value = getattr(obj, f.name)
-        p = path.child(f.json_name)
+        p = LazyPath(path, f.json_name)
         if value is UNSET:
             if f.spec.props.get("required"):
                 errs.append(required(p))
@@ -469,7 +512,7 @@ def _validate_value(value: Any, spec: TypeSpec, path: Path, errs: list[FieldErro
             else TypeSpec(mi.AnyType())
         )
         for i, v in enumerate(value):
-            _validate_value(v, item, path.index(i), errs)
+            _validate_value(v, item, LazyPath(path, i, True), errs)
         return
     if isinstance(value, dict):
         if "max_properties" in props and len(value) > props["max_properties"]:
@@ -477,7 +520,7 @@ def _validate_value(value: Any, spec: TypeSpec, path: Path, errs: list[FieldErro
         if isinstance(spec.type, mi.DictType):
             item = unwrap(spec.type.value_type)
             for k, v in value.items():
-                _validate_value(v, item, path.child(k), errs)
+                _validate_value(v, item, LazyPath(path, k), errs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -539,7 +582,8 @@ def go_roundtrip(obj: Any) -> None:
             elif value is UNSET:  # always
                 value = _go_zero(f.spec)
             setattr(obj, f.name, value)
-            go_roundtrip(value)
+            if type(value) not in _LEAVES:
+                go_roundtrip(value)
     elif isinstance(obj, list):
         for v in obj:
             go_roundtrip(v)

@@ -132,23 +132,25 @@ def _prune(
             _prune(item, schema["items"], f"{path}[{i}]", False, dropped)
 
 
-_META_FIELDS = {
-    "name",
-    "generateName",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-    "selfLink",
-}
+_META_FIELDS = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+        "selfLink",
+    }
+)
 
 
 def _prune_meta(meta: dict[str, Any]) -> None:
@@ -159,6 +161,8 @@ def _prune_meta(meta: dict[str, Any]) -> None:
 
 def prune_object_meta(meta: dict[str, Any]) -> list[str]:
     """ObjectMeta decoding drops unknown metadata fields; returns them."""
+    if meta.keys() <= _META_FIELDS:
+        return []
     dropped = [f"metadata.{k}" for k in meta if k not in _META_FIELDS]
     _prune_meta(meta)
     return dropped

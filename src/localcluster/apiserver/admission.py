@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import copy
 import ssl
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 import msgspec
 
-from ...jsonpatch import PatchError
-from ...jsonpatch import apply_patch as apply_json_patch
+from ...jsonpatch import PatchError, apply_patch_in_place
 from . import errors
 from .resources import ResourceInfo
 from .selectors import labels_match, selector_from_label_selector
 from .services import ServiceUnresolvable, resolve_service
-from .store import Store
+from .store import Store, json_copy
 
 Obj = dict[str, Any]
 MUTATING = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
@@ -73,6 +72,8 @@ class WebhookAdmission:
         self.timeout_cap = timeout_cap
         self._session: aiohttp.ClientSession | None = None
         self._contexts: dict[str, ssl.SSLContext] = {}
+        # (configurations, request kind) -> (their resource's write count, webhooks ruled in)
+        self._by_rules: dict[tuple[Any, ...], tuple[int, list[Obj]]] = {}
 
     def mutating_configured(self) -> bool:
         return self.store.count(MUTATING) > 0
@@ -82,17 +83,28 @@ class WebhookAdmission:
             await self._session.close()
             self._session = None
 
-    def _webhooks(self, key: str) -> list[Obj]:
+    def _webhooks(self, key: str, op: str, info: ResourceInfo, sub: str) -> list[Obj]:
+        """The webhooks of `key`'s configurations (in name order) whose rules cover the request,
+        worked out once per request kind until a configuration is written."""
+        writes = self.store.resource(key).writes
+        memo = (key, op, info.group, info.version, info.resource, info.namespaced, sub)
+        hit = self._by_rules.get(memo)
+        if hit is not None and hit[0] == writes:
+            return hit[1]
         out: list[Obj] = []
         for entry in self.store.list(key):
-            out.extend(entry.obj.get("webhooks") or [])
+            for hook in entry.obj.get("webhooks") or []:
+                if any(rule_matches(r, op, info, sub) for r in hook.get("rules") or []):
+                    out.append(hook)
+        if len(self._by_rules) > 1024:
+            self._by_rules.clear()
+        self._by_rules[memo] = (writes, out)
         return out
 
     def _matches(
         self, hook: Obj, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None
     ) -> bool:
-        if not any(rule_matches(r, op, info, sub) for r in hook.get("rules") or []):
-            return False
+        """Whether a webhook whose rules cover the request selects its namespace and object."""
         target = obj if obj is not None else old
         md = (target or {}).get("metadata") or {}
         ns_sel = hook.get("namespaceSelector")
@@ -237,9 +249,18 @@ class WebhookAdmission:
         return errors.StatusError(code, result.get("reason", ""), message, result.get("details"))
 
     async def mutate(
-        self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
+        self,
+        op: str,
+        info: ResourceInfo,
+        sub: str,
+        obj: Obj | None,
+        old: Obj | None,
+        dry_run: bool,
+        prepare: Callable[[Obj], None] | None = None,
     ) -> Obj | None:
-        hooks = self._webhooks(MUTATING)
+        """The object the matching webhooks' patches make of `obj` (None: none changed it).
+        `prepare` (decoding's defaults) is applied to `obj`, in place, before the first call."""
+        hooks = self._webhooks(MUTATING, op, info, sub)
         if not hooks or obj is None:
             return None
         current = obj
@@ -247,6 +268,9 @@ class WebhookAdmission:
         for hook in hooks:
             if not self._matches(hook, op, info, sub, current, old):
                 continue
+            if prepare is not None:
+                prepare(current)  # labels, which the selectors match, are not defaulted
+                prepare = None
             response = await self._invoke(hook, self._review(op, info, sub, current, old, dry_run))
             if response is None:
                 continue
@@ -260,7 +284,8 @@ class WebhookAdmission:
                     )
                 try:
                     ops = msgspec.json.decode(base64.b64decode(patch))
-                    current = apply_json_patch(copy.deepcopy(current), ops)
+                    # `current` may share subtrees with the stored object: patch a copy.
+                    current = apply_patch_in_place(json_copy(current), ops)
                 except (PatchError, msgspec.DecodeError, ValueError) as err:
                     raise errors.internal(
                         f'failed calling webhook "{hook.get("name", "")}": JSON patch failed: {err}'
@@ -271,19 +296,22 @@ class WebhookAdmission:
     async def validate(
         self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
     ) -> None:
-        hooks = [h for h in self._webhooks(VALIDATING) if self._matches(h, op, info, sub, obj, old)]
+        if not self.store.count(VALIDATING):
+            return
+        hooks = [
+            h
+            for h in self._webhooks(VALIDATING, op, info, sub)
+            if self._matches(h, op, info, sub, obj, old)
+        ]
         if not hooks:
             return
         review = self._review(op, info, sub, obj, old, dry_run)
+        # Each call gets its own uid; the review is only read (encoded), so the rest is shared.
+        reviews = [review] + [
+            review | {"request": {**review["request"], "uid": str(uuid.uuid4())}} for _ in hooks[1:]
+        ]
         responses = await asyncio.gather(
-            *(
-                self._invoke(
-                    h,
-                    copy.deepcopy(review)
-                    | {"request": {**review["request"], "uid": str(uuid.uuid4())}},
-                )
-                for h in hooks
-            )
+            *(self._invoke(h, r) for h, r in zip(hooks, reviews, strict=True))
         )
         for hook, response in zip(hooks, responses, strict=True):
             if response is not None and not response.get("allowed"):

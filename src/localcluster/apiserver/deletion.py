@@ -5,7 +5,6 @@ deletecollection, as the generic registry store and the pod strategy implement t
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +61,7 @@ async def delete(
         unchanged = finalizers == list(omd.get("finalizers") or [])
         if omd.get("deletionTimestamp") and pending is not None and pending <= grace and unchanged:
             return current, False
-        obj = copy.deepcopy(old)
+        obj = _with_own_metadata(old)
         md = obj["metadata"]
         md["finalizers"] = finalizers
         if not finalizers:
@@ -75,7 +74,7 @@ async def delete(
     if finalizers or pending_spec:
         if omd.get("deletionTimestamp") and finalizers == list(omd.get("finalizers") or []):
             return current, False
-        obj = copy.deepcopy(old)
+        obj = _with_own_metadata(old)
         md = obj["metadata"]
         md["finalizers"] = finalizers
         if not finalizers:
@@ -86,13 +85,19 @@ async def delete(
             if "generation" in md:
                 md["generation"] += 1
         if info.kind == "Namespace" and not info.group:
-            obj.setdefault("status", {})["phase"] = "Terminating"
+            obj["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
         if opts.dry_run:
             return Entry(obj, b"", reg.store.rv), False
         return reg.commit(info, current, obj), False
     if opts.dry_run:
         return current, True
     return reg.remove(info, current), True
+
+
+def _with_own_metadata(stored: Obj) -> Obj:
+    """A new object for a deletion's write: its own top level and metadata, the rest shared with
+    `stored` (stored objects are never changed in place; deletion writes only metadata)."""
+    return {**stored, "metadata": dict(stored["metadata"])}
 
 
 def _check_preconditions(info: ResourceInfo, name: str, omd: Obj, opts: DeleteOptions) -> None:

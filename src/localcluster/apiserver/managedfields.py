@@ -462,8 +462,10 @@ def _leaves_changed(
     if keys != rhs.keys() and (keys ^ rhs.keys()) - skip:
         return -1  # a field added or removed
     changed = 0
-    for k in keys - skip if skip else keys:
-        a, b = lhs[k], rhs[k]
+    for k, a in lhs.items():
+        if k in skip:
+            continue
+        b = rhs[k]
         if a is b or (type(a) is type(b) and a == b):
             continue
         node = mine.get(f"f:{k}") if isinstance(mine, dict) else None

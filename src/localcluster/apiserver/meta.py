@@ -206,7 +206,12 @@ def _owner_reference_errors(refs: Any) -> list[FieldError]:
     return errs
 
 
-def validate_object_meta(kind: str, meta: dict[str, Any], namespaced: bool) -> list[FieldError]:
+def validate_object_meta(
+    kind: str, meta: dict[str, Any], namespaced: bool, stored: dict[str, Any] | None = None
+) -> list[FieldError]:
+    """The ObjectMeta errors of a write; `stored` (an update's stored metadata, which passed these
+    very checks) lets labels and annotations equal to its go unchecked: maps of strings equal to
+    maps of strings, whose errors depend on nothing else."""
     errs: list[FieldError] = []
     name = meta.get("name", "")
     if not name:
@@ -221,8 +226,9 @@ def validate_object_meta(kind: str, meta: dict[str, Any], namespaced: bool) -> l
         errs.append(field.required("metadata.namespace", ""))
     if not namespaced and ns:
         errs.append(field.forbidden("metadata.namespace", "not allowed on this type"))
-    errs.extend(_map_errors(meta, "labels"))
-    errs.extend(_map_errors(meta, "annotations"))
+    for what in ("labels", "annotations"):
+        if stored is None or meta.get(what) != stored.get(what):
+            errs.extend(_map_errors(meta, what))
     errs.extend(_owner_reference_errors(meta.get("ownerReferences")))
     finalizers = meta.get("finalizers")
     if finalizers is not None and not isinstance(finalizers, list):

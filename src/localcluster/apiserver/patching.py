@@ -12,8 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ...jsonpatch import PatchError
-from ...jsonpatch import apply_patch as apply_json_patch
+from ...jsonpatch import PatchError, apply_patch_in_place
 from . import errors
 from .patch import apply_merge_patch, apply_strategic_merge_patch
 from .registryops import Obj
@@ -34,7 +33,7 @@ def patched_object(
         check_json_patch(patch)
     try:
         if patch_type == "json":
-            patched = apply_json_patch(base, patch)
+            patched = apply_patch_in_place(base, patch)  # `base` is private
         elif patch_type == "merge":
             patched = apply_merge_patch(base, patch)
         elif patch_type == "strategic":

@@ -11,6 +11,7 @@ change, synchronously, and must not block.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -189,8 +190,11 @@ class Registry:
         self, info: ResourceInfo, obj: Obj, strict: bool = False, stored: Obj | None = None
     ) -> None:
         md = obj.get("metadata")
+        # A stored custom resource's labels and annotations passed these checks: no controller
+        # of the server writes them (a binding's annotations go to pods, unchecked).
+        checked = stored["metadata"] if stored is not None and info.custom is not None else None
         errs = (
-            meta.validate_object_meta(info.kind, md, info.namespaced)
+            meta.validate_object_meta(info.kind, md, info.namespaced, checked)
             if isinstance(md, dict)
             else [field.required("metadata", "")]
         )
@@ -251,13 +255,15 @@ class Registry:
         old: Obj | None,
         dry_run: bool,
     ) -> Obj:
-        """Run mutating admission; custom resources are defaulted and pruned first, as on decode."""
+        """Run mutating admission; a custom resource a webhook is called for is defaulted and
+        pruned first, as on decode (else validation's same pass does it)."""
         assert self.admission is not None
         if not self.admission.mutating_configured():
             return obj
+        prepare = None
         if info.custom is not None and self.custom_default is not None:
-            self.custom_default(info, obj)
-        mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run)
+            prepare = functools.partial(self.custom_default, info)
+        mutated = await self.admission.mutate(op, info, sub, obj, old, dry_run, prepare)
         return obj if mutated is None else self.coerce(info, mutated, ns)
 
     async def create(
@@ -371,14 +377,14 @@ class Registry:
         updates.check_preconditions(info, name, obj["metadata"], old["metadata"])
         merged = manager is not None  # merging the subresource again changes nothing
         if manager is not None:
-            obj = self._merge_subresource(info, sub, obj, current)
+            obj = updates.merge_subresource(info, sub, obj, current)
             served = info.from_storage(copy_of(current)) if info.from_storage else old
             self._record(info, manager, sub, served, obj, (), old["metadata"])
         if self.admission is not None and self.admission.mutating_configured():
             obj = await self._mutate(op, info, ns, sub, obj, old, dry_run)
             merged = False
         if not merged:
-            obj = self._merge_subresource(info, sub, obj, current)
+            obj = updates.merge_subresource(info, sub, obj, current)
         md = obj["metadata"]
         meta.keep_immutable(md, old["metadata"])
         updates.check_update_rules(
@@ -470,32 +476,6 @@ class Registry:
             self._custom_merge_keys[id(source)] = cached
         return cached[1]
 
-    def _merge_subresource(self, info: ResourceInfo, sub: str, obj: Obj, current: Entry) -> Obj:
-        """What a write of the main resource or its status subresource leaves of `obj` over the
-        stored object: the stored status, or only the status (labels and annotations too, for a
-        built-in kind)."""
-        if not info.has_status:
-            return obj
-        old = current.obj
-        if sub == "status":
-            out = copy_of(current)
-            out["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion", "")
-            if "status" in obj:
-                out["status"] = obj["status"]
-            else:
-                out.pop("status", None)
-            if not info.custom:
-                # Built-in status updates may also change labels and annotations.
-                for k in ("labels", "annotations"):
-                    if k in obj["metadata"]:
-                        out["metadata"][k] = obj["metadata"][k]
-            return out
-        if "status" in old:
-            obj["status"] = old["status"]
-        else:
-            obj.pop("status", None)
-        return obj
-
     async def patch(
         self,
         info: ResourceInfo,
@@ -580,7 +560,7 @@ class Registry:
         self, info: ResourceInfo, entry: Entry, change: Callable[[Obj], None]
     ) -> Entry:
         """Apply `change` to a copy of the stored object and commit it (controllers' writes)."""
-        obj = copy.deepcopy(entry.obj)
+        obj = copy_of(entry)
         change(obj)
         md = obj["metadata"]
         if (

@@ -8,6 +8,7 @@ registry module that imports them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,7 +24,14 @@ class Admission(Protocol):
     def mutating_configured(self) -> bool: ...
 
     async def mutate(
-        self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool
+        self,
+        op: str,
+        info: ResourceInfo,
+        sub: str,
+        obj: Obj | None,
+        old: Obj | None,
+        dry_run: bool,
+        prepare: Callable[[Obj], None] | None = None,
     ) -> Obj | None: ...
     async def validate(
         self, op: str, info: ResourceInfo, sub: str, obj: Obj | None, old: Obj | None, dry_run: bool

@@ -47,6 +47,16 @@ def copy_of(entry: Entry) -> Obj:
     return copy.deepcopy(entry.obj)
 
 
+def json_copy(value: Obj) -> Obj:
+    """A private deep copy of a JSON object, through its JSON encoding (as `copy_of`); a value that
+    does not encode (not JSON: nothing the store would take) is deep-copied."""
+    try:
+        out: Obj = _decode(_encode(value))
+    except (TypeError, ValueError, OverflowError):
+        return copy.deepcopy(value)
+    return out
+
+
 @dataclass
 class ResourceStore:
     """The objects, history and watchers of one resource (all namespaces)."""
@@ -58,6 +68,8 @@ class ResourceStore:
     compacted_rv: int = 0
     watchers: set[Watcher] = field(default_factory=set)
     _sorted_keys: list[tuple[str, str]] | None = None
+    # Bumped by every write of this resource: what a reader may key a memo of its objects on.
+    writes: int = 0
 
     def sorted_keys(self) -> list[tuple[str, str]]:
         if self._sorted_keys is None:
@@ -65,16 +77,17 @@ class ResourceStore:
         return self._sorted_keys
 
     def record(self, event: Event) -> None:
+        self.writes += 1
         self.history.append(event)
         while len(self.history) > self.history_size:
             self.compacted_rv = self.history.popleft().rv
-        dead = []
+        dead = None
         for w in self.watchers:
             w.offer(event)
             if w.closed:
-                dead.append(w)
-        for w in dead:
-            self.watchers.discard(w)
+                dead = [w] if dead is None else [*dead, w]
+        if dead is not None:
+            self.watchers.difference_update(dead)
 
 
 class Store:

@@ -4,7 +4,8 @@
 for custom resources) and uid preconditions, as 409 Conflict or 422 Invalid. `check_update_rules`:
 what a kind forbids on update (no new finalizers on an object being deleted, pod and container
 state transitions, Secret data, a CRD's own rules). `spec_changed`: whether the write changes
-anything that bumps `metadata.generation`.
+anything that bumps `metadata.generation`. `merge_subresource`: what a write of the main resource
+or of its status subresource keeps of the stored object.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .decoding import guarded
 from .podadmission import validate_container_state_transitions
 from .registryops import Obj
 from .resources import ResourceInfo
+from .store import Entry, copy_of
 
 UpdateValidator = Callable[[Obj], list[FieldError]]
 UpdateTransition = Callable[[Obj, Obj], list[FieldError]]
@@ -99,6 +101,33 @@ def check_update_rules(
             raise errors.invalid(info.group, info.kind, name, errs)
 
 
+def merge_subresource(info: ResourceInfo, sub: str, obj: Obj, current: Entry) -> Obj:
+    """What a write of the main resource or its status subresource leaves of `obj` over the
+    stored object: the stored status, or only the status (labels and annotations too, for a
+    built-in kind)."""
+    if not info.has_status:
+        return obj
+    old = current.obj
+    if sub == "status":
+        out = copy_of(current)
+        out["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion", "")
+        if "status" in obj:
+            out["status"] = obj["status"]
+        else:
+            out.pop("status", None)
+        if not info.custom:
+            # Built-in status updates may also change labels and annotations.
+            for k in ("labels", "annotations"):
+                if k in obj["metadata"]:
+                    out["metadata"][k] = obj["metadata"][k]
+        return out
+    if "status" in old:
+        obj["status"] = old["status"]
+    else:
+        obj.pop("status", None)
+    return obj
+
+
 _NOT_SPEC = frozenset(("metadata", "apiVersion", "kind"))
 _NOT_SPEC_STATUS = _NOT_SPEC | {"status"}
 
@@ -106,4 +135,7 @@ _NOT_SPEC_STATUS = _NOT_SPEC | {"status"}
 def spec_changed(info: ResourceInfo, new: Obj, old: Obj) -> bool:
     """Whether anything but metadata (and status, when it is a subresource) changed."""
     skip = _NOT_SPEC_STATUS if info.custom is None or info.has_status else _NOT_SPEC
-    return any(new.get(k) != old.get(k) for k in (new.keys() | old.keys()) - skip)
+    for k, v in new.items():
+        if k not in skip and old.get(k) != v:
+            return True
+    return any(v is not None and k not in new and k not in skip for k, v in old.items())
