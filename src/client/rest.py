@@ -357,6 +357,16 @@ class RESTClient:
             "PUT", res, namespace=namespace or ns, name=name, sub=subresource, body=body
         )
 
+    async def update_raw(
+        self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
+    ) -> bytes:
+        """`update`, answering the stored object's undecoded JSON (to decode into a type of the
+        caller's own in one pass)."""
+        name, ns = name_namespace(body)
+        return await self._raw(
+            "PUT", res, namespace=namespace or ns, name=name, sub=subresource, body=body
+        )
+
     async def update_status(
         self, res: Resource, body: Any, namespace: str | None = None
     ) -> dict[str, Any]:
