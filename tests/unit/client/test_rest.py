@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from yarl import URL
-from aiohttp.test_utils import TestServer
 
 from agones.client import errors
 from agones.client.config import Config
