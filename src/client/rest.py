@@ -98,13 +98,16 @@ def new_session(
     config: Config, ssl_context: ssl.SSLContext | None, headers: Mapping[str, str] | None = None
 ) -> aiohttp.ClientSession:
     """An aiohttp session for `config.host`: its TLS (`config.ssl_context()`, built once by the
-    caller), basic auth when set, the user agent, JSON accepted, plus `headers`."""
+    caller), basic auth when set, the user agent, JSON accepted, plus `headers`; no cookies."""
     auth = None
     if config.username is not None:
         auth = aiohttp.BasicAuth(config.username, config.password or "")
     return aiohttp.ClientSession(
         auth=auth,
         connector=aiohttp.TCPConnector(ssl=ssl_context if ssl_context else False, limit=0),
+        # client-go's http.Client has no cookie jar: cookies a server or proxy sets are not sent
+        # back (and no jar is searched on each request).
+        cookie_jar=aiohttp.DummyCookieJar(),
         headers={"User-Agent": config.user_agent, "Accept": "application/json", **(headers or {})},
     )
 
