@@ -105,14 +105,16 @@ def spam_key(e: Event) -> Key:
     )
 
 
-def aggregate_key(e: Event) -> Key:
-    """client-go `EventAggregatorByReasonFunc`'s aggregate key (the local key is the message)."""
-    return (*spam_key(e), e.type, e.reason)
+def aggregate_key(e: Event, source: Key | None = None) -> Key:
+    """client-go `EventAggregatorByReasonFunc`'s aggregate key (the local key is the message);
+    `source` is `spam_key(e)` when the caller has it."""
+    return (*(source or spam_key(e)), e.type, e.reason)
 
 
-def event_key(e: Event) -> Key:
+def event_key(e: Event, source: Key | None = None) -> Key:
     """client-go `getEventKey`: source + involved object with fieldPath + type, reason, message."""
-    return (*spam_key(e), e.involved.get("fieldPath", ""), e.type, e.reason, e.message)
+    fields = (e.involved.get("fieldPath", ""), e.type, e.reason, e.message)
+    return (*(source or spam_key(e)), *fields)
 
 
 def event_name(object_name: str, at: float) -> str:
@@ -135,9 +137,10 @@ class EventCorrelator:
 
     def correlate(self, event: Event) -> CorrelateResult:
         now = self.clock.now()
-        event, key = self._aggregate(event, now)
+        source = spam_key(event)  # the same for the three stages: made once
+        event, key = self._aggregate(event, source, now)
         event = self._observe(event, key)
-        return CorrelateResult(event, skip=self._filter(event))
+        return CorrelateResult(event, skip=self._filter(source))
 
     def update_state(self, event: Event) -> None:
         """What the server holds now (client-go `EventCorrelator.UpdateState`)."""
@@ -154,8 +157,8 @@ class EventCorrelator:
         """Entries in the three caches (for tests and benchmarks)."""
         return sum(len(cache) for cache in self._caches)
 
-    def _aggregate(self, event: Event, now: float) -> tuple[Event, Key]:
-        key = aggregate_key(event)
+    def _aggregate(self, event: Event, source: Key, now: float) -> tuple[Event, Key]:
+        key = aggregate_key(event, source)
         record = self._get(_AGGREGATES, key)
         if record is None or now - record.last_timestamp > AGGREGATE_INTERVAL:
             record = _AggregateRecord(now, ())
@@ -164,7 +167,7 @@ class EventCorrelator:
         record.last_timestamp = now
         self._add(_AGGREGATES, key, record)
         if len(record.local_keys) < MAX_SIMILAR_EVENTS:
-            return event, event_key(event)
+            return event, event_key(event, source)
         record.local_keys = record.local_keys[1:]
         combined = replace(
             event,
@@ -185,8 +188,7 @@ class EventCorrelator:
         self._add(_LOGS, key, _EventLog(event.count, event.first_timestamp, event.name))
         return event
 
-    def _filter(self, event: Event) -> bool:
-        key = spam_key(event)
+    def _filter(self, key: Key) -> bool:
         limiter = self._get(_SPAM, key)
         if limiter is None:
             limiter = Limiter(SPAM_QPS, SPAM_BURST, self.clock)
