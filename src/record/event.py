@@ -42,7 +42,7 @@ from ..informers.meta import (
     get_resource_version,
     get_uid,
 )
-from .events_cache import Event, EventCorrelator, Key, event_name, spam_key
+from .events_cache import Event, EventCorrelator, Key, UniqueNanos, event_name, spam_key
 
 MAX_QUEUED_EVENTS = 1000
 MAX_TRIES_PER_EVENT = 12
@@ -92,7 +92,8 @@ class EventBroadcaster:
         self._queue: asyncio.Queue[Event] = asyncio.Queue(MAX_QUEUED_EVENTS)
         # source key -> events about that object taken off the queue while one of it is written
         self._writing: dict[Key, deque[Event]] = {}
-        self.correlator = EventCorrelator(self.clock)
+        self.nanos = UniqueNanos()  # names events: shared with the correlator's combined ones
+        self.correlator = EventCorrelator(self.clock, nanos=self.nanos)
         self.log = structlog.get_logger().bind(component="events")
         self.dropped = 0
         self.filtered = 0
@@ -264,7 +265,7 @@ class EventRecorder:
                 message,
                 self.component,
                 self.host,
-                event_name(involved.get("name", ""), now),
+                event_name(involved.get("name", ""), self._broadcaster.nanos(now)),
                 involved.get("namespace") or "default",
                 now,
                 now,

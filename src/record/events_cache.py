@@ -117,17 +117,38 @@ def event_key(e: Event, source: Key | None = None) -> Key:
     return (*(source or spam_key(e)), *fields)
 
 
-def event_name(object_name: str, at: float) -> str:
+def event_name(object_name: str, nanos: int) -> str:
     """`<object name>.<hex nanoseconds>`, as client-go names Events."""
-    return f"{object_name}.{int(at * 1e9):x}"
+    return f"{object_name}.{nanos:x}"
+
+
+class UniqueNanos:
+    """Nanoseconds of a time in epoch seconds, never the same twice: client-go's names come from
+    `time.Now()` in nanoseconds, but a float of seconds since 1970 only resolves ~240 ns, so two
+    events about one object recorded back to back ("Address and port populated", then "SDK.Ready()
+    complete") got the same name, and the second create failed as AlreadyExists — lost. A
+    repeat moves on by 1 ns."""
+
+    def __init__(self) -> None:
+        self._last = 0
+
+    def __call__(self, at: float) -> int:
+        nanos = int(at * 1e9)
+        if nanos <= self._last:
+            nanos = self._last + 1
+        self._last = nanos
+        return nanos
 
 
 class EventCorrelator:
     """Aggregation, de-duplication and spam filtering of events before they are written."""
 
-    def __init__(self, clock: Clock, cache_size: int = LRU_CACHE_SIZE) -> None:
+    def __init__(
+        self, clock: Clock, cache_size: int = LRU_CACHE_SIZE, nanos: UniqueNanos | None = None
+    ) -> None:
         self.clock = clock
         self.cache_size = cache_size
+        self.nanos = nanos or UniqueNanos()
         self._aggregates: OrderedDict[Key, _AggregateRecord] = OrderedDict()
         self._logs: OrderedDict[Key, _EventLog] = OrderedDict()
         self._spam: OrderedDict[Key, Limiter] = OrderedDict()
@@ -171,7 +192,7 @@ class EventCorrelator:
         record.local_keys = record.local_keys[1:]
         combined = replace(
             event,
-            name=event_name(event.involved.get("name", ""), now),
+            name=event_name(event.involved.get("name", ""), self.nanos(now)),
             message=AGGREGATE_PREFIX + event.message,
             first_timestamp=now,
             last_timestamp=now,

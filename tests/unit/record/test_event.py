@@ -286,3 +286,13 @@ async def test_forgetting_a_deleted_object_drops_its_correlator_entries(rec: Any
     recorder.event(other, "Normal", "Ready", "SDK.Ready() complete")
     await asyncio.wait_for(broadcaster.flush(), 1)
     assert len(client.created) == 4 and client.patches == []
+
+
+async def test_two_events_at_one_clock_reading_get_two_names(rec: Any) -> None:
+    """The fake clock stands still, as a float clock does for back-to-back events."""
+    recorder, broadcaster, client, _ = rec
+    recorder.event(GS, "Normal", "Scheduled", "Address and port populated")
+    recorder.event(GS, "Normal", "Ready", "SDK.Ready() complete")
+    await asyncio.wait_for(broadcaster.flush(), 1)
+    names = [e["metadata"]["name"] for e in client.created]
+    assert len(set(names)) == 2

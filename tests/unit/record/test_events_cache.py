@@ -16,6 +16,7 @@ from agones.record.events_cache import (
     AGGREGATE_PREFIX,
     Event,
     EventCorrelator,
+    UniqueNanos,
     event_name,
 )
 
@@ -49,7 +50,7 @@ def new_event(
         message,
         "gameserver-controller",
         "host-1",
-        event_name(involved["name"], now),
+        event_name(involved["name"], int(now * 1e9)),
         "default",
         now,
         now,
@@ -157,7 +158,7 @@ def test_ten_distinct_messages_become_one_combined_event() -> None:
     # The 10th distinct message: a new Event named at the correlation time, prefixed.
     assert (out[9].kind, out[9].count) == ("create", 1)
     assert out[9].message == AGGREGATE_PREFIX + "failure 9"
-    assert out[9].name == event_name("gs-1", T0 + 10)
+    assert out[9].name == event_name("gs-1", int((T0 + 10) * 1e9))
     # Then each new message patches the combined Event.
     assert [(o.kind, o.count, o.message, o.name) for o in out[10:]] == [
         ("patch", 2, AGGREGATE_PREFIX + "failure 10", out[9].name),
@@ -224,3 +225,13 @@ def test_forget_and_eviction_keep_the_uid_index_exact() -> None:
     correlator.forget("u-3")
     assert set(correlator._keys_of) == {"u-4"}
     assert correlator.cached() == 3
+
+
+def test_names_never_repeat_within_one_clock_reading() -> None:
+    nanos = UniqueNanos()
+    at = 1_764_633_600.123456  # a float of seconds: ~240 ns apart at best
+    assert [nanos(at), nanos(at), nanos(at - 1e-6)] == [
+        int(at * 1e9),
+        int(at * 1e9) + 1,
+        int(at * 1e9) + 2,
+    ]
