@@ -11,9 +11,9 @@ existing Event (`count` + 1, a strategic-merge patch; a create under the same na
 it has expired away), combines floods of similar messages, and skips what the per-object spam
 filter refuses. A write that cannot reach the server is tried up to 12 times, 10 s apart (the
 first wait random in [0, 10 s)); one the server rejects is dropped with a log line, as client-go's
-`recordToSink`. Event names are `<object name>.<hex nanoseconds>` of the time recorded, in the
-object's namespace ("default" for cluster-scoped objects). `forget(obj)` — called by a controller
-when the object is deleted — drops what the correlator holds about it.
+`recordToSink`. Event names are `<object name>.<hex nanoseconds>` of the time recorded (never the
+same twice), in the object's namespace ("default" for cluster-scoped objects). `forget(obj)` —
+called by a controller when the object is deleted — drops what the correlator holds about it.
 """
 
 from __future__ import annotations
