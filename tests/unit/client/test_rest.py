@@ -210,6 +210,14 @@ async def test_raw_writes_answer_undecoded_json(
     assert rec.requests[-1][4]["propagationPolicy"] == "Background"
     with pytest.raises(errors.NotFoundError):
         await client.delete_raw(GS, "missing", "default")
+    raw = await client.update_raw(GS, obj)
+    assert json.loads(raw)["echo"] == obj
+    assert rec.requests[-1][:2] == (
+        "PUT",
+        "/apis/agones.dev/v1/namespaces/default/gameservers/gs1",
+    )
+    with pytest.raises(errors.ConflictError):
+        await client.update_raw(GS, {"metadata": {"name": "conflict", "namespace": "default"}})
 
 
 @pytest.mark.parametrize(
