@@ -169,10 +169,24 @@ class PrometheusClientSink:
 
     def __init__(self, families: KubernetesClientMetrics) -> None:
         self.f = families
+        # The label children by label values: a few dozen (verbs x codes, verbs x URL templates),
+        # looked up once each instead of on every request.
+        self._totals: dict[tuple[str, int | str], Any] = {}
+        self._durations: dict[tuple[str, str], Any] = {}
 
     def request(self, verb: str, endpoint: str, status_code: int | str, seconds: float) -> None:
-        self.f.http_request_total.labels(verb=verb, status_code=str(status_code)).inc()
-        self.f.http_request_duration.labels(verb=verb, endpoint=endpoint).observe(seconds)
+        total = self._totals.get((verb, status_code))
+        if total is None:
+            total = self._totals[verb, status_code] = self.f.http_request_total.labels(
+                verb=verb, status_code=str(status_code)
+            )
+        total.inc()
+        duration = self._durations.get((verb, endpoint))
+        if duration is None:
+            duration = self._durations[verb, endpoint] = self.f.http_request_duration.labels(
+                verb=verb, endpoint=endpoint
+            )
+        duration.observe(seconds)
 
     def list_done(self, seconds: float, items: int) -> None:
         self.f.cache_list_total.inc()

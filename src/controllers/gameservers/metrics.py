@@ -67,24 +67,38 @@ class GameServerMetrics:
         self.clock = clock or RealClock()
         self.count, self.total, self.state_duration = _families(registry or REGISTRY)
         self._since: dict[str, float] = {}
+        # label values -> the (count, total) children, and the state duration's (made at the
+        # first observation, as before): looked up once per label set (states x fleets x
+        # namespaces; prometheus keeps every child as long anyway)
+        self._counts: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        self._durations: dict[tuple[str, str, str], Any] = {}
         informers.game_servers(factory).informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_add, update_func=self._on_update, delete_func=self._on_delete
             )
         )
 
+    def _counts_of(self, labels: tuple[str, str, str]) -> tuple[Any, Any]:
+        counts = self._counts.get(labels)
+        if counts is None:
+            counts = self._counts[labels] = (self.count.labels(*labels), self.total.labels(*labels))
+        return counts
+
     def _enter(self, gs: GameServer) -> None:
-        labels = _labels(gs)
-        self.count.labels(*labels).inc()
-        self.total.labels(*labels).inc()
+        count, total = self._counts_of(_labels(gs))
+        count.inc()
+        total.inc()
         self._since[gs.meta.uid if isinstance(gs.meta.uid, str) else ""] = self.clock.now()
 
     def _leave(self, gs: GameServer) -> None:
         labels = _labels(gs)
-        self.count.labels(*labels).dec()
+        self._counts_of(labels)[0].dec()
         since = self._since.pop(gs.meta.uid if isinstance(gs.meta.uid, str) else "", None)
         if since is not None:
-            self.state_duration.labels(*labels).observe(max(0.0, self.clock.now() - since))
+            duration = self._durations.get(labels)
+            if duration is None:
+                duration = self._durations[labels] = self.state_duration.labels(*labels)
+            duration.observe(max(0.0, self.clock.now() - since))
 
     def _on_add(self, gs: GameServer) -> None:
         self._enter(gs)

@@ -20,7 +20,7 @@ limiter is Agones' `FastRateLimiter(3 s)`: 200 ms for five retries, then 3 s.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
@@ -195,7 +195,9 @@ async def parallelize(
                 errors.append(err)
                 return
 
-    await asyncio.gather(*(worker() for _ in range(max(1, parallelism))))
+    # No more workers (each a task) than items: a batch of 3 needs 3, not `parallelism`.
+    workers = min(parallelism, len(items)) if isinstance(items, Sized) else parallelism
+    await asyncio.gather(*(worker() for _ in range(max(1, workers))))
     return errors[0] if errors else None
 
 

@@ -7,11 +7,15 @@ here and `reconcile_with_updated_server_list(listed)` overlays it on what the li
 * a GameServer created here and not yet listed is added to the result; once listed, the overlay is
   dropped and the listed object is used;
 * a GameServer deleted here (set to Shutdown) is returned as the copy we marked deleted
-  (`deletionTimestamp` set), so it no longer counts as up; the overlay is dropped as soon as the
-  listed object carries a deletion timestamp itself, or is no longer listed at all.
+  (`deletionTimestamp` set), so it no longer counts as up; the overlay is dropped, and the listed
+  object returned, as soon as the listed object is being deleted itself (a deletion timestamp, as
+  Agones checks, or the Shutdown state we wrote: as final, and counted the same), or is no longer
+  listed at all. Dropping it once our Shutdown is listed, not only once the GameServer controller
+  has deleted it, keeps a scale-down from holding a second copy of every GameServer it shuts down.
 Entries are keyed by GameServer name within the set's entry, and a set's entry is dropped when the
 set is deleted. The cache never holds anything the API did not confirm: callers record a creation
-or deletion only after the write succeeded.
+or deletion only after the write succeeded. What it keeps carries no `managedFields` (never read
+here, and the larger part of a stored object).
 """
 
 from __future__ import annotations
@@ -38,12 +42,16 @@ class GameServerSetCacheEntry:
 
     def created(self, gs: GameServer) -> None:
         """`gs` as the create answered it: the caller hands it over and keeps no reference."""
+        if gs.metadata is not UNSET:
+            gs.metadata.managed_fields = UNSET
         self.pending_creation[gs.meta.get_name()] = gs
 
     def deleted(self, gs: GameServer) -> None:
+        """`gs` (shared: only its copy's metadata is changed) was set to Shutdown."""
         name = gs.meta.get_name()
         self.pending_creation.pop(name, None)
         clone = with_own_metadata(gs)
+        clone.meta.managed_fields = UNSET
         clone.meta.deletion_timestamp = format_time(datetime.fromtimestamp(self.clock.now(), UTC))
         self.pending_deletion[name] = clone
 
@@ -56,10 +64,11 @@ class GameServerSetCacheEntry:
             deleted = self.pending_deletion.get(name)
             if deleted is None:
                 result.append(gs)
+            elif gs.is_being_deleted():
+                result.append(gs)
+                del self.pending_deletion[name]
             else:
                 result.append(deleted)
-                if gs.metadata is not UNSET and gs.meta.is_being_deleted():
-                    del self.pending_deletion[name]
             self.pending_creation.pop(name, None)
             found.add(name)
         for name in [n for n in self.pending_deletion if n not in found]:

@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from yarl import URL
 
 from agones.client import errors
 from agones.client.config import Config
@@ -114,6 +117,34 @@ def test_resource_paths() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("host", "path"),
+    [
+        pytest.param("http://127.0.0.1:8080", GS.path("default", "fleet-x-1a2b3"), id="name"),
+        pytest.param("https://h:6443", "/api/v1/namespaces/default/events/gs.17a9f", id="event"),
+        pytest.param("https://h", "/apis/rbac/v1/clusterroles/system:agones:sdk", id="colon"),
+        pytest.param("https://h/k8s/clusters/c-1/", "/api/v1/nodes", id="host-with-prefix"),
+        pytest.param("http://h:1", "/api/v1/namespaces/a b/pods/%zz", id="needs-encoding"),
+        pytest.param("http://h:1", "/api/v1/./nodes/../pods", id="dot-segments"),
+        pytest.param("http://h:1", "/version", id="short"),
+    ],
+)
+def test_urls_are_the_ones_yarl_parses_from_the_joined_string(host: str, path: str) -> None:
+    client = RESTClient(Config(host=host, qps=0))
+    assert str(URL(client.url(path))) == str(URL(host.rstrip("/") + path))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("az09-._~/:@%? #+&=ü"), max_size=40))
+def test_any_path_gives_the_url_of_the_joined_string(path: str) -> None:
+    client = RESTClient(Config(host="https://example.com:6443", qps=0))
+    try:
+        expected = str(URL("https://example.com:6443/" + path))
+    except ValueError:
+        return
+    assert str(URL(client.url("/" + path))) == expected
+
+
 async def test_list_get_and_headers(server: tuple[RESTClient, Recorder, FakeClock]) -> None:
     client, rec, _ = server
     result = await client.list(
@@ -179,6 +210,14 @@ async def test_raw_writes_answer_undecoded_json(
     assert rec.requests[-1][4]["propagationPolicy"] == "Background"
     with pytest.raises(errors.NotFoundError):
         await client.delete_raw(GS, "missing", "default")
+    raw = await client.update_raw(GS, obj)
+    assert json.loads(raw)["echo"] == obj
+    assert rec.requests[-1][:2] == (
+        "PUT",
+        "/apis/agones.dev/v1/namespaces/default/gameservers/gs1",
+    )
+    with pytest.raises(errors.ConflictError):
+        await client.update_raw(GS, {"metadata": {"name": "conflict", "namespace": "default"}})
 
 
 @pytest.mark.parametrize(

@@ -214,6 +214,11 @@ class FakeAPI:
         await self._notify()
         return stored
 
+    async def update_raw(
+        self, res: Resource, body: Any, namespace: str | None = None, subresource: str | None = None
+    ) -> bytes:
+        return json.dumps(await self.update(res, body, namespace, subresource)).encode()
+
     async def patch(
         self, res: Resource, name: str, patch: Any, *, namespace: str | None = None, **kw: Any
     ) -> dict[str, Any]:

@@ -362,4 +362,4 @@ async def test_a_deleted_game_server_leaves_nothing_in_the_event_correlator() ->
         await h.wait_gone("gameservers", "gs1")
         await h.events.flush()
         await h.api.wait_for(lambda: h.events.cached() == 0)
-        assert h.events._keys_of == {}
+        assert h.events.correlator._keys_of == {}

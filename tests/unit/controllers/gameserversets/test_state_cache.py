@@ -3,6 +3,8 @@ the controller never creates twice nor counts a server it already shut down."""
 
 from __future__ import annotations
 
+from msgspec import UNSET
+
 from agones.apis.scheduling import SchedulingStrategy
 from agones.clock import FakeClock
 from agones.controllers.gameserversets import GameServerStateCache, compute_reconciliation_action
@@ -44,6 +46,31 @@ def test_deleted_overlay_dropped_once_the_list_shows_the_deletion() -> None:
     (result,) = e.reconcile_with_updated_server_list([gs("old", deleting=True)])
     assert result.meta.is_being_deleted()
     assert e.empty()
+
+
+def test_deleted_overlay_dropped_once_the_list_shows_our_shutdown() -> None:
+    """Our Shutdown, listed, counts as our overlay does (being deleted): the listed object is
+    used and the overlay goes, instead of a second copy of the GameServer being kept until the
+    GameServer controller has deleted it."""
+    cache = GameServerStateCache(FakeClock(NOW))
+    e = cache.for_game_server_set(gss())
+    e.deleted(gs("old"))
+    listed = gs("old", "Shutdown")
+    assert e.reconcile_with_updated_server_list([listed]) == [listed]
+    assert e.empty()
+
+
+def test_what_is_kept_has_no_managed_fields() -> None:
+    cache = GameServerStateCache(FakeClock(NOW))
+    e = cache.for_game_server_set(gss())
+    created, deleted = gs("new", None), gs("old")
+    for obj in (created, deleted):
+        obj.meta.managed_fields = [{"manager": "agones-controller", "operation": "Update"}]
+    e.created(created)
+    e.deleted(deleted)
+    assert e.pending_creation["new"].meta.managed_fields is UNSET
+    assert e.pending_deletion["old"].meta.managed_fields is UNSET
+    assert deleted.meta.managed_fields, "the shared object deleted() was given is not changed"
 
 
 def test_deleted_overlay_dropped_once_gone_from_the_list() -> None:
