@@ -170,7 +170,9 @@ async def serve(config: NodesConfig, stop: asyncio.Event) -> None:
         who: RESTClient(replace(base, user_agent=f"{USER_AGENT}-{who}"))
         for who in ("kubelet", "scheduler", "sdkserver")
     }
-    factory = SharedInformerFactory(clients["kubelet"])
+    # No resync: the kubelet, kube-scheduler and Agones' sidecar (DisableResyncOnSDKServer) run
+    # their informers without one, and a resync would replay every pod and GameServer to them.
+    factory = SharedInformerFactory(clients["kubelet"], 0.0)
     scheduler = Scheduler(clients["scheduler"], factory)
     kubelet = Kubelet(
         clients["kubelet"], factory, config.kubelet_config(), sdk_client=clients["sdkserver"]
