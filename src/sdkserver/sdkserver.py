@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -57,7 +57,7 @@ from .errors import SDKError, plain_error
 from .events import EventRecorder, go_duration
 from .queue import UpdateQueue
 from .sdk import METADATA_PREFIX, convert
-from .store import ConflictError, GameServerStore
+from .store import ConflictError, GameServerStore, SubscribableStore
 
 log = structlog.get_logger("agones.sdkserver")
 
@@ -152,6 +152,7 @@ class SDKServer(CountsAndLists):
         self._synced = asyncio.Event()
         self._watchers: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._watch_task: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
         self.gs_state: GameServerState | None = None
         self.gs_labels: dict[str, str] = {}
         self.gs_annotations: dict[str, str] = {}
@@ -179,7 +180,10 @@ class SDKServer(CountsAndLists):
     async def run(self) -> None:
         """Read the GameServer, start the watch and the write queue; returns once synced."""
         self._set_cache(await self.store.get())
-        self._watch_task = asyncio.create_task(self._watch())
+        if isinstance(self.store, SubscribableStore):
+            self._unsubscribe = self.store.subscribe(self._observe)
+        else:
+            self._watch_task = asyncio.create_task(self._watch())
         self._synced.set()
         gs = typed(self._gs)
         health = gs.gs_spec.health
@@ -209,6 +213,8 @@ class SDKServer(CountsAndLists):
         if self._synced.is_set():
             await self.queue.flush(self.options.flush_timeout)
         await self.queue.stop()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         if self._watch_task is not None:
             self._watch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -227,9 +233,13 @@ class SDKServer(CountsAndLists):
 
     async def _watch(self) -> None:
         async for gs in self.store.watch():
-            self._set_cache(gs)
-            for queue in self._watchers:
-                queue.put_nowait(gs)
+            self._observe(gs)
+
+    def _observe(self, gs: dict[str, Any]) -> None:
+        """A version of the GameServer from the store's watch (or its subscription)."""
+        self._set_cache(gs)
+        for queue in self._watchers:
+            queue.put_nowait(gs)
 
     async def game_server(self) -> dict[str, Any]:
         await self._synced.wait()

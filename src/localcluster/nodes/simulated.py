@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
 from ...client.errors import ApiError
 from ...client.rest import RESTClient
 from ...client.versioned.resources import GAME_SERVERS
+from ...clock import Clock, RealClock, TimerHandle
 from ...featuregates import FeatureGates
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from ...jsonpatch import Patch
@@ -85,32 +86,39 @@ def game_options(container: Mapping[str, Any]) -> GameOptions:
         return GameOptions()
 
 
+class Pinged(Protocol):
+    def ping(self) -> None: ...
+
+
 class HealthPings:
-    """Every `interval` seconds, a health ping (`SDKServer.touch_health_last_updated`, what the
-    Health RPC does per message) for each game added and still `healthy`; one timer for all,
+    """Every `interval` seconds, a health ping (`SimulatedGame.ping`: what the Health RPC does
+    per message, for a game still `healthy`) for each game added; one timer on `clock` for all,
     running while any game is added. A game is pinged once when added, as a stream's first
     message arrives at once."""
 
-    def __init__(self, interval: float = GameOptions.health_interval) -> None:
+    def __init__(
+        self, interval: float = GameOptions.health_interval, clock: Clock | None = None
+    ) -> None:
         self.interval = interval
-        self.games: set[SimulatedGame] = set()
-        self._timer: asyncio.TimerHandle | None = None
+        self.clock = clock or RealClock()
+        self.games: set[Pinged] = set()
+        self._timer: TimerHandle | None = None
 
-    def add(self, game: SimulatedGame) -> None:
+    def add(self, game: Pinged) -> None:
         self.games.add(game)
         game.ping()
         if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self.interval, self._tick)
+            self._timer = self.clock.call_later(self.interval, self._tick)
 
-    def discard(self, game: SimulatedGame) -> None:
+    def discard(self, game: Pinged) -> None:
         self.games.discard(game)
 
     def _tick(self) -> None:
         self._timer = None
-        for game in self.games:
+        for game in list(self.games):
             game.ping()
         if self.games:
-            self._timer = asyncio.get_running_loop().call_later(self.interval, self._tick)
+            self._timer = self.clock.call_later(self.interval, self._tick)
 
 
 class SharedGameServerStore:
@@ -122,6 +130,7 @@ class SharedGameServerStore:
         self.pings = HealthPings()
         self.informer = factory.for_resource(GAME_SERVERS)
         self._watchers: dict[tuple[str, str], set[asyncio.Queue[dict[str, Any]]]] = {}
+        self._subscribers: dict[tuple[str, str], list[Callable[[dict[str, Any]], None]]] = {}
         self.informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._notify, update_func=lambda _old, new: self._notify(new)
@@ -130,7 +139,10 @@ class SharedGameServerStore:
 
     def _notify(self, gs: Any) -> None:
         md = gs.get("metadata") or {}
-        for queue in self._watchers.get((md.get("namespace", ""), md.get("name", "")), ()):
+        key = (md.get("namespace", ""), md.get("name", ""))
+        for callback in self._subscribers.get(key, ()):
+            callback(gs)
+        for queue in self._watchers.get(key, ()):
             queue.put_nowait(gs)
 
     def for_game_server(self, namespace: str, name: str) -> _OneGameServer:
@@ -158,6 +170,20 @@ class _OneGameServer:
             if err.status_code in (409, 422):
                 raise ConflictError(str(err)) from err
             raise
+
+    def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """`store.SubscribableStore`: `callback` with every version the informer delivers."""
+        key = (self.namespace, self.name)
+        self.shared._subscribers.setdefault(key, []).append(callback)
+
+        def unsubscribe() -> None:
+            callbacks = self.shared._subscribers.get(key, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
+            if not callbacks:
+                self.shared._subscribers.pop(key, None)
+
+        return unsubscribe
 
     async def watch(self) -> AsyncIterator[dict[str, Any]]:
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
