@@ -112,6 +112,8 @@ class UpdateQueue:
 
     async def flush(self, timeout: float) -> bool:
         """Write every pending key now; whether all were written within `timeout` seconds."""
+        if not self.pending():
+            return True  # the usual case at a pod's stop: no timeout (and its task) to set up
         self.limiter.flushing = True
         try:
             await asyncio.wait_for(self._work_off(), timeout)

@@ -178,13 +178,19 @@ class Scheduler:
 
     def _pod_added(self, pod: Obj) -> None:
         self.cache.add_pod(pod)
-        self._wake.set()
+        self._wake_if_pending()
 
     def _pod_deleted(self, pod: Any) -> None:
         pod = getattr(pod, "obj", pod)  # a DeletedFinalStateUnknown holds the last state known
         self.cache.remove_pod(pod)
         self._unschedulable.discard(pod_key(pod))
-        self._wake.set()
+        self._wake_if_pending()
+
+    def _wake_if_pending(self) -> None:
+        """A pass after a pod's change only when some pod waits for a node (this one, or one
+        the change may have made room for): with none, a pass would find nothing to do."""
+        if self.cache.pending:
+            self._wake.set()
 
     async def run(self) -> None:
         events = asyncio.create_task(self.events.run())
