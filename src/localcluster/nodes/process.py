@@ -177,12 +177,16 @@ async def serve(config: NodesConfig, stop: asyncio.Event) -> None:
     kubelet = Kubelet(
         clients["kubelet"], factory, config.kubelet_config(), sdk_client=clients["sdkserver"]
     )
+    # Made before the factory starts, so that its Service informer runs too. With every pod
+    # simulated no pod has a network namespace of its own, and the mesh has nothing to relay.
+    mesh = None if config.simulate_all else PodMesh(kubelet.runners, factory)
     tasks: list[asyncio.Task[Any]] = []
     try:
         factory.start()
         await factory.wait_for_cache_sync(config.sync_timeout)
         tasks.append(asyncio.create_task(scheduler.run()))
-        tasks.append(asyncio.create_task(PodMesh(kubelet.runners, factory).run()))
+        if mesh is not None:
+            tasks.append(asyncio.create_task(mesh.run()))
         await kubelet.serve()
         Path(config.ready_file).touch()
         await stop.wait()
