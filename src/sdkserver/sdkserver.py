@@ -4,8 +4,10 @@ Contract:
 * RPCs answer at once; the GameServer changes they ask for are written later, as JSON patches that
   `test` the resourceVersion, one operation key per kind of change (`updateState`, `updateLabel`,
   ...) through the framework's `WorkerQueue` (`queue.UpdateQueue`), so rapid calls coalesce (rate
-  limit 500 ms by default). Decisions read the typed `GameServer`; the JSON patch is the diff of
-  the object as read and as changed, so fields this version does not know are never dropped.
+  limit 500 ms by default). Decisions read the typed `GameServer` (the state and deletion checks
+  that every watch event and state write make read those two fields off the JSON); the JSON patch
+  is the diff of the object as read and as changed (maps off the changed paths shared, not
+  copied), so fields this version does not know are never dropped.
 * Ready writes RequestReady, Allocate writes Allocated and `agones.dev/last-allocated`, Reserve
   writes Reserved with `status.reservedUntil` and returns to Ready by itself when it passes (the
   timer is restored from `reservedUntil` on start), Shutdown writes Shutdown. Nothing moves an
@@ -289,13 +291,12 @@ class SDKServer(CountsAndLists):
         if state is None:
             raise ValueError("could not update GameServer to empty state")
         gs = await self.game_server()
-        current = typed(gs)
-        if current.is_being_deleted():
+        if _being_deleted(gs):
             # there is no escaping Shutdown or a deletion
             if state == GameServerState.SHUTDOWN:
                 self.shutdown_seen.set()
             return
-        if current.state() == GameServerState.UNHEALTHY:
+        if _state_of(gs) == GameServerState.UNHEALTHY:
             return
         result = await self._patch(gs, self._with_state(gs, state))
         if result is gs:
