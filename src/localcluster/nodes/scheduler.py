@@ -34,7 +34,7 @@ from ...record import EventBroadcaster, EventType
 from ..apiserver.discovery import KUBERNETES_VERSION
 from ..apiserver.meta import now_rfc3339
 from ..apiserver.quantities import allocatable_pods
-from .schedulercache import NodeUsage, SchedulerCache, host_ports, pod_key
+from .schedulercache import NodeUsage, SchedulerCache, host_ports, pod_key, selector_key
 
 log = structlog.get_logger("agones.localcluster.nodes.scheduler")
 Obj = Mapping[str, Any]
@@ -107,7 +107,7 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage)
     """The node to bind `pod` to (see the module docstring), or None."""
     usage = pods if isinstance(pods, NodeUsage) else NodeUsage(pods)
     wanted = host_ports(pod)
-    selectors = _preferred_affinity_selectors(pod)
+    selectors = [(s, selector_key(s)) for s in _preferred_affinity_selectors(pod)]
     best: tuple[int, str] | None = None
     for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
         name = node["metadata"]["name"]
@@ -120,7 +120,7 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage)
         if usage.ports_taken(name, wanted):
             continue
         if selectors:
-            score = -sum(usage.matching(name, s) for s in selectors)
+            score = -sum(usage.matching(name, s, key) for s, key in selectors)
         else:
             score = running
         if best is None or score < best[0]:
