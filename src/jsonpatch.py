@@ -3,7 +3,8 @@
 * `diff(old, new)` returns operations that turn `old` into `new`, as `gomodules.xyz/jsonpatch`
   (what Agones patches with) does in effect: objects key by key (removed keys first, then added and
   changed ones, each in sorted order so the output is stable), lists of equal length element by
-  element, anything else (lists of different lengths, values of different types) replaced whole.
+  element, anything else (lists of different lengths, values of different types) replaced whole;
+  a subtree `new` shares with `old` (the same object) is unchanged and not walked.
 * `create_patch(old, new)` is what Agones' `GameServer.Patch` sends: `diff` guarded by a `test` of
   `/metadata/resourceVersion` (the write fails if the object changed since `old` was read); empty
   when nothing changed.
@@ -43,6 +44,8 @@ def unescape(segment: str) -> str:
 
 
 def _diff(old: Any, new: Any, path: str, ops: Patch) -> None:
+    if old is new:
+        return
     if isinstance(old, dict) and isinstance(new, dict):
         for key in sorted(old.keys() - new.keys()):
             ops.append({"op": "remove", "path": f"{path}/{escape(key)}"})

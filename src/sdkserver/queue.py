@@ -79,7 +79,16 @@ class UpdateQueue:
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.create_task(self.worker.run(1))
+            self._task = asyncio.create_task(self._work())
+
+    async def _work(self) -> None:
+        """The one worker (as `WorkerQueue.run(1)` runs it, in one task and without its two log
+        lines: a node's simulated pods start and stop a sidecar each)."""
+        try:
+            while await self.worker.process_next_work_item():
+                await asyncio.sleep(0)  # a write failing at once must not starve the loop
+        finally:
+            self.queue.shut_down()
 
     async def stop(self) -> None:
         """Stop the worker; what is still waiting is dropped (flush first to keep it)."""
@@ -103,6 +112,8 @@ class UpdateQueue:
 
     async def flush(self, timeout: float) -> bool:
         """Write every pending key now; whether all were written within `timeout` seconds."""
+        if not self.pending():
+            return True  # the usual case at a pod's stop: no timeout (and its task) to set up
         self.limiter.flushing = True
         try:
             await asyncio.wait_for(self._work_off(), timeout)

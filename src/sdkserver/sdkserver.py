@@ -4,8 +4,10 @@ Contract:
 * RPCs answer at once; the GameServer changes they ask for are written later, as JSON patches that
   `test` the resourceVersion, one operation key per kind of change (`updateState`, `updateLabel`,
   ...) through the framework's `WorkerQueue` (`queue.UpdateQueue`), so rapid calls coalesce (rate
-  limit 500 ms by default). Decisions read the typed `GameServer`; the JSON patch is the diff of
-  the object as read and as changed, so fields this version does not know are never dropped.
+  limit 500 ms by default). Decisions read the typed `GameServer` (the state and deletion checks
+  that every watch event and state write make read those two fields off the JSON); the JSON patch
+  is the diff of the object as read and as changed (maps off the changed paths shared, not
+  copied), so fields this version does not know are never dropped.
 * Ready writes RequestReady, Allocate writes Allocated and `agones.dev/last-allocated`, Reserve
   writes Reserved with `status.reservedUntil` and returns to Ready by itself when it passes (the
   timer is restored from `reservedUntil` on start), Shutdown writes Shutdown. Nothing moves an
@@ -26,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -57,7 +59,7 @@ from .errors import SDKError, plain_error
 from .events import EventRecorder, go_duration
 from .queue import UpdateQueue
 from .sdk import METADATA_PREFIX, convert
-from .store import ConflictError, GameServerStore
+from .store import ConflictError, GameServerStore, SubscribableStore
 
 log = structlog.get_logger("agones.sdkserver")
 
@@ -102,6 +104,22 @@ def _or(value: int | UnsetType, default: int) -> int:
     return default if isinstance(value, UnsetType) or not value else value
 
 
+def _state_of(gs: dict[str, Any]) -> GameServerState | None:
+    """`status.state` of the GameServer JSON, as `typed(gs).state()` reads it."""
+    state = (gs.get("status") or {}).get("state")
+    try:
+        return GameServerState(state) if state else None
+    except ValueError:
+        return None
+
+
+def _being_deleted(gs: dict[str, Any]) -> bool:
+    """`typed(gs).is_being_deleted()` read off the JSON: a deletionTimestamp, or Shutdown (every
+    watch event asks, so the typed view is built only when a write needs it)."""
+    deleting = (gs.get("metadata") or {}).get("deletionTimestamp") is not None
+    return deleting or _state_of(gs) == GameServerState.SHUTDOWN
+
+
 def _resource_version(gs: dict[str, Any]) -> int:
     try:
         return int((gs.get("metadata") or {}).get("resourceVersion") or 0)
@@ -136,6 +154,7 @@ class SDKServer(CountsAndLists):
         self._synced = asyncio.Event()
         self._watchers: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._watch_task: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
         self.gs_state: GameServerState | None = None
         self.gs_labels: dict[str, str] = {}
         self.gs_annotations: dict[str, str] = {}
@@ -154,7 +173,7 @@ class SDKServer(CountsAndLists):
         self.health_initial_delay = 0.0
         self.health_last_updated = 0.0
         self.health_failure_count = 0
-        self._health_task: asyncio.Task[None] | None = None
+        self._health_timer: Timer | None = None
         self._autostart: Timer | None = None
         self.shutdown_seen = asyncio.Event()
 
@@ -163,7 +182,10 @@ class SDKServer(CountsAndLists):
     async def run(self) -> None:
         """Read the GameServer, start the watch and the write queue; returns once synced."""
         self._set_cache(await self.store.get())
-        self._watch_task = asyncio.create_task(self._watch())
+        if isinstance(self.store, SubscribableStore):
+            self._unsubscribe = self.store.subscribe(self._observe)
+        else:
+            self._watch_task = asyncio.create_task(self._watch())
         self._synced.set()
         gs = typed(self._gs)
         health = gs.gs_spec.health
@@ -193,12 +215,13 @@ class SDKServer(CountsAndLists):
         if self._synced.is_set():
             await self.queue.flush(self.options.flush_timeout)
         await self.queue.stop()
-        for task in (self._watch_task, self._health_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-        for timer in (self._reserve_timer, self._autostart):
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch_task
+        for timer in (self._reserve_timer, self._autostart, self._health_timer):
             if timer is not None:
                 timer.cancel()
         for queue in self._watchers:
@@ -207,14 +230,18 @@ class SDKServer(CountsAndLists):
     def _set_cache(self, gs: dict[str, Any]) -> None:
         if not self._gs or _resource_version(gs) >= _resource_version(self._gs):
             self._gs = gs
-        if typed(gs).is_being_deleted():
+        if _being_deleted(gs):
             self.shutdown_seen.set()
 
     async def _watch(self) -> None:
         async for gs in self.store.watch():
-            self._set_cache(gs)
-            for queue in self._watchers:
-                queue.put_nowait(gs)
+            self._observe(gs)
+
+    def _observe(self, gs: dict[str, Any]) -> None:
+        """A version of the GameServer from the store's watch (or its subscription)."""
+        self._set_cache(gs)
+        for queue in self._watchers:
+            queue.put_nowait(gs)
 
     async def game_server(self) -> dict[str, Any]:
         await self._synced.wait()
@@ -264,18 +291,17 @@ class SDKServer(CountsAndLists):
         if state is None:
             raise ValueError("could not update GameServer to empty state")
         gs = await self.game_server()
-        current = typed(gs)
-        if current.is_being_deleted():
+        if _being_deleted(gs):
             # there is no escaping Shutdown or a deletion
             if state == GameServerState.SHUTDOWN:
                 self.shutdown_seen.set()
             return
-        if current.state() == GameServerState.UNHEALTHY:
+        if _state_of(gs) == GameServerState.UNHEALTHY:
             return
         result = await self._patch(gs, self._with_state(gs, state))
         if result is gs:
             return  # nothing to write, so no state change to report
-        written = typed(result).state()
+        written = _state_of(result)
         type_, message = "Normal", "SDK state change"
         if written == GameServerState.UNHEALTHY:
             type_, message = "Warning", "Health check failure"
@@ -286,17 +312,21 @@ class SDKServer(CountsAndLists):
 
     def _with_state(self, gs: dict[str, Any], state: GameServerState) -> dict[str, Any]:
         """A copy of `gs` in `state`: `reservedUntil` for a Reserve with a duration (else none),
-        and `agones.dev/last-allocated` for Allocated."""
-        new = copy.deepcopy(gs)
-        new.setdefault("status", {})["state"] = str(state)
+        and `agones.dev/last-allocated` for Allocated. Only the maps on the changed paths are
+        copied: the rest is shared with `gs` (read-only), so the diff skips it."""
+        status = {**(gs.get("status") or {}), "state": str(state)}
+        new = {**gs, "status": status}
         duration = self.reserve_duration
         if state == GameServerState.RESERVED and duration is not None:
-            new["status"]["reservedUntil"] = rfc3339(self.clock.now() + duration)
+            status["reservedUntil"] = rfc3339(self.clock.now() + duration)
         else:
-            new["status"]["reservedUntil"] = None
+            status["reservedUntil"] = None
         if state == GameServerState.ALLOCATED:
-            annotations = new.setdefault("metadata", {}).setdefault("annotations", {})
+            meta = dict(gs.get("metadata") or {})
+            annotations = {**(meta.get("annotations") or {})}
             annotations[LAST_ALLOCATED] = rfc3339(self.clock.now(), nanos=True)
+            meta["annotations"] = annotations
+            new["metadata"] = meta
         return new
 
     def event(self, gs: dict[str, Any], type_: str, reason: str, message: str) -> None:
@@ -489,19 +519,19 @@ class SDKServer(CountsAndLists):
         self.health_failure_count = 0
 
     def ensure_health_checks_running(self) -> None:
-        if self.health_disabled or self._health_task is not None:
+        if self.health_disabled or self._health_timer is not None:
             return
         log.debug("Starting GameServer health checking")
-        self._health_task = asyncio.create_task(self._health_loop())
+        self._health_tick()
 
-    async def _health_loop(self) -> None:
-        # Go's wait.Until: the first check runs at once, then one every period
-        while True:
-            self.check_health()
-            if not self.healthy():
-                log.warning("GameServer has failed health check")
-                self.enqueue_state(GameServerState.UNHEALTHY)
-            await self.clock.sleep(self.health_period)
+    def _health_tick(self) -> None:
+        # Go's wait.Until: the first check runs at once, then one every period (a timer, not a
+        # task: a node runs a thousand sidecars)
+        self.check_health()
+        if not self.healthy():
+            log.warning("GameServer has failed health check")
+            self.enqueue_state(GameServerState.UNHEALTHY)
+        self._health_timer = self.clock.call_later(self.health_period, self._health_tick)
 
     def check_health(self) -> None:
         if self.health_last_updated + self.health_period < self.clock.monotonic():

@@ -5,7 +5,9 @@ dicts: `get()` it, `patch(json_patch)` it (raising `ConflictError` when a `test`
 object changed since it was read, Kubernetes' 409/422), and `watch()` it (the object after every
 change, in order). `InMemoryGameServerStore` implements it for unit tests and benchmarks; it counts
 writes and can delay each one to model API latency. `kubestore.KubeGameServerStore` implements it
-over HTTP against a kube-apiserver.
+over HTTP against a kube-apiserver. A store may also offer `subscribe(callback)`
+(`SubscribableStore`: the simulated nodes' shared store, where a watch per sidecar would cost a
+task and a queue hop per event).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..jsonpatch import Patch, PatchTestFailed, apply_patch
 
@@ -46,6 +48,15 @@ class GameServerStore(Protocol):
     async def get(self) -> dict[str, Any]: ...
     async def patch(self, patch: Patch) -> dict[str, Any]: ...
     def watch(self) -> AsyncIterator[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class SubscribableStore(Protocol):
+    """A store that can also call back with each version `watch()` would yield, in order, in
+    the loop's thread (no task per sidecar); returns the call that ends the subscription.
+    `SDKServer` subscribes when its store offers it, and watches otherwise."""
+
+    def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Callable[[], None]: ...
 
 
 class InMemoryGameServerStore:

@@ -157,7 +157,9 @@ class ContainerLogDir:
             await asyncio.wait(list(self._pumps.values()), timeout=5)
 
     def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Remove the pod's log files (none to remove when it never ran a container here)."""
+        if self._pumps:
+            shutil.rmtree(self.path, ignore_errors=True)
 
 
 async def pump_output(proc: asyncio.subprocess.Process, path: Path) -> None:

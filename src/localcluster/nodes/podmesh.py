@@ -191,8 +191,10 @@ class PodMesh:
 
     def _handler(self, put: Callable[[Obj], None], kind: str) -> ResourceEventHandlerFuncs:
         def changed(obj: Obj) -> None:
+            version = self.mesh.version
             put(obj)
-            self._dirty.set()
+            if self.mesh.version != version or self._concerns(obj):
+                self._dirty.set()
 
         def deleted(obj: Any) -> None:
             self.mesh.remove(kind, getattr(obj, "obj", obj))  # a DeletedFinalStateUnknown's last
@@ -201,6 +203,14 @@ class PodMesh:
         return ResourceEventHandlerFuncs(
             add_func=changed, update_func=lambda _o, new: changed(new), delete_func=deleted
         )
+
+    def _concerns(self, obj: Obj) -> bool:
+        """Whether a change that left the relays as they were may still need a pass: the pod of
+        a runner with a network namespace (it may have just made it), or one with relays open.
+        Other pods (simulated ones, those in the host's namespace) have nothing to reconcile."""
+        uid = (obj.get("metadata") or {}).get("uid", "")
+        runner = self.runners.get(uid)
+        return uid in self._open or (runner is not None and runner.net is not None)
 
     async def run(self) -> None:
         try:

@@ -422,8 +422,11 @@ class PodRunner:
     async def _stop_all(self, containers: list[Container], deadline: float) -> None:
         """Stop `containers` at once (`lifecycle.kill_container`), each with the grace period
         left until `deadline` (loop time)."""
+        live = [c for c in containers if c.proc is not None and c.proc.returncode is None]
+        if not live:  # nothing to stop (`kill_container` returns at once): no gather to pay
+            return
         left = deadline - asyncio.get_running_loop().time()
-        await asyncio.gather(*(kill_container(self, c, left) for c in containers))
+        await asyncio.gather(*(kill_container(self, c, left) for c in live))
 
     def _signal(self, container: Container, sig: int) -> None:
         """SIGTERM to the container's main process (as a runtime sends it: a shell there that
@@ -454,8 +457,11 @@ class PodRunner:
             # `terminating` is set) so every process and namespace it made is released below;
             # an init container it waits for is stopped as the app containers are.
             init = [c for c in self.containers if c.init_container and not c.native_sidecar]
-            stopping = asyncio.ensure_future(self._stop_all(init, deadline))
-            await asyncio.wait([self.start_task, stopping])
+            if self.start_task.done():
+                await self._stop_all(init, deadline)
+            else:
+                stopping = asyncio.ensure_future(self._stop_all(init, deadline))
+                await asyncio.wait([self.start_task, stopping])
         if self.sim is not None:
             await self.sim.stop()
         await self._stop_all([c for c in self.containers if not c.native_sidecar], deadline)
@@ -463,7 +469,8 @@ class PodRunner:
             await self._stop_all([sidecar], max(deadline, loop.time() + SIDECAR_MIN_GRACE))
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         # A restart launched while the signals went out is still running: kill it too.
         late = [c.proc for c in self.containers if c.proc and c.proc.returncode is None]
         for c in self.containers:

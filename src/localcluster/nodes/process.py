@@ -170,17 +170,23 @@ async def serve(config: NodesConfig, stop: asyncio.Event) -> None:
         who: RESTClient(replace(base, user_agent=f"{USER_AGENT}-{who}"))
         for who in ("kubelet", "scheduler", "sdkserver")
     }
-    factory = SharedInformerFactory(clients["kubelet"])
+    # No resync: the kubelet, kube-scheduler and Agones' sidecar (DisableResyncOnSDKServer) run
+    # their informers without one, and a resync would replay every pod and GameServer to them.
+    factory = SharedInformerFactory(clients["kubelet"], 0.0)
     scheduler = Scheduler(clients["scheduler"], factory)
     kubelet = Kubelet(
         clients["kubelet"], factory, config.kubelet_config(), sdk_client=clients["sdkserver"]
     )
+    # Made before the factory starts, so that its Service informer runs too. With every pod
+    # simulated no pod has a network namespace of its own, and the mesh has nothing to relay.
+    mesh = None if config.simulate_all else PodMesh(kubelet.runners, factory)
     tasks: list[asyncio.Task[Any]] = []
     try:
         factory.start()
         await factory.wait_for_cache_sync(config.sync_timeout)
         tasks.append(asyncio.create_task(scheduler.run()))
-        tasks.append(asyncio.create_task(PodMesh(kubelet.runners, factory).run()))
+        if mesh is not None:
+            tasks.append(asyncio.create_task(mesh.run()))
         await kubelet.serve()
         Path(config.ready_file).touch()
         await stop.wait()

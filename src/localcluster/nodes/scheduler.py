@@ -34,7 +34,7 @@ from ...record import EventBroadcaster, EventType
 from ..apiserver.discovery import KUBERNETES_VERSION
 from ..apiserver.meta import now_rfc3339
 from ..apiserver.quantities import allocatable_pods
-from .schedulercache import NodeUsage, SchedulerCache, host_ports, pod_key
+from .schedulercache import NodeUsage, SchedulerCache, host_ports, pod_key, selector_key
 
 log = structlog.get_logger("agones.localcluster.nodes.scheduler")
 Obj = Mapping[str, Any]
@@ -107,7 +107,7 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage)
     """The node to bind `pod` to (see the module docstring), or None."""
     usage = pods if isinstance(pods, NodeUsage) else NodeUsage(pods)
     wanted = host_ports(pod)
-    selectors = _preferred_affinity_selectors(pod)
+    selectors = [(s, selector_key(s)) for s in _preferred_affinity_selectors(pod)]
     best: tuple[int, str] | None = None
     for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
         name = node["metadata"]["name"]
@@ -120,7 +120,7 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods: Iterable[Obj] | NodeUsage)
         if usage.ports_taken(name, wanted):
             continue
         if selectors:
-            score = -sum(usage.matching(name, s) for s in selectors)
+            score = -sum(usage.matching(name, s, key) for s, key in selectors)
         else:
             score = running
         if best is None or score < best[0]:
@@ -178,13 +178,19 @@ class Scheduler:
 
     def _pod_added(self, pod: Obj) -> None:
         self.cache.add_pod(pod)
-        self._wake.set()
+        self._wake_if_pending()
 
     def _pod_deleted(self, pod: Any) -> None:
         pod = getattr(pod, "obj", pod)  # a DeletedFinalStateUnknown holds the last state known
         self.cache.remove_pod(pod)
         self._unschedulable.discard(pod_key(pod))
-        self._wake.set()
+        self._wake_if_pending()
+
+    def _wake_if_pending(self) -> None:
+        """A pass after a pod's change only when some pod waits for a node (this one, or one
+        the change may have made room for): with none, a pass would find nothing to do."""
+        if self.cache.pending:
+            self._wake.set()
 
     async def run(self) -> None:
         events = asyncio.create_task(self.events.run())

@@ -126,8 +126,10 @@ class NodeUsage:
         ports = self._ports.get(node)
         return ports is not None and any(p in ports for p in wanted)
 
-    def matching(self, node: str, selector: Obj) -> int:
-        skey = json.dumps(selector, sort_keys=True)
+    def matching(self, node: str, selector: Obj, skey: str | None = None) -> int:
+        """How many pods on `node` `selector` matches (`skey`: its `selector_key`, when the caller
+        asks about several nodes)."""
+        skey = skey or selector_key(selector)
         counts = self._matches.setdefault(node, {})
         if skey not in counts:
             self._selectors.setdefault(skey, selector)
@@ -135,6 +137,11 @@ class NodeUsage:
                 1 for p in self.pods.get(node, {}).values() if matches(selector, _labels(p))
             )
         return counts[skey]
+
+
+def selector_key(selector: Obj) -> str:
+    """The key `NodeUsage` counts a label selector's matches under."""
+    return json.dumps(selector, sort_keys=True)
 
 
 def waits_for_node(pod: Obj) -> bool:

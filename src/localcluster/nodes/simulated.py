@@ -6,23 +6,27 @@ sidecar writes them), and its game is `SimulatedGame`, which calls the SDK backe
 simple-game-server calls the SDK: Ready after `-readyDelaySec`, a health ping every 2 s, Shutdown
 `-automaticShutdownDelaySec` seconds after each allocation (`-readyIterations` times back to Ready
 first). `game_options(container)` reads those simple-game-server flags (and env `READY`) from the
-game container, so the same manifest means the same thing on a real cluster. Cost per pod: a few
-asyncio tasks, no sockets.
+game container, so the same manifest means the same thing on a real cluster. Cost per pod: the
+sidecar's write queue and watch (two tasks), its health-check timer, no sockets; the games' health
+pings are one `HealthPings` timer per store, which pings every game still healthy each
+`health_interval` (what each game's ping stream into the SDK's Health RPC would do, without a task
+and a timer per game).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
 from ...client.errors import ApiError
 from ...client.rest import RESTClient
 from ...client.versioned.resources import GAME_SERVERS
+from ...clock import Clock, RealClock, TimerHandle
 from ...featuregates import FeatureGates
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from ...jsonpatch import Patch
@@ -82,13 +86,51 @@ def game_options(container: Mapping[str, Any]) -> GameOptions:
         return GameOptions()
 
 
+class Pinged(Protocol):
+    def ping(self) -> None: ...
+
+
+class HealthPings:
+    """Every `interval` seconds, a health ping (`SimulatedGame.ping`: what the Health RPC does
+    per message, for a game still `healthy`) for each game added; one timer on `clock` for all,
+    running while any game is added. A game is pinged once when added, as a stream's first
+    message arrives at once."""
+
+    def __init__(
+        self, interval: float = GameOptions.health_interval, clock: Clock | None = None
+    ) -> None:
+        self.interval = interval
+        self.clock = clock or RealClock()
+        self.games: set[Pinged] = set()
+        self._timer: TimerHandle | None = None
+
+    def add(self, game: Pinged) -> None:
+        self.games.add(game)
+        game.ping()
+        if self._timer is None:
+            self._timer = self.clock.call_later(self.interval, self._tick)
+
+    def discard(self, game: Pinged) -> None:
+        self.games.discard(game)
+
+    def _tick(self) -> None:
+        self._timer = None
+        for game in list(self.games):
+            game.ping()
+        if self.games:
+            self._timer = self.clock.call_later(self.interval, self._tick)
+
+
 class SharedGameServerStore:
-    """`GameServerStore`s for many sidecars over one REST client and one GameServer informer."""
+    """`GameServerStore`s for many sidecars over one REST client and one GameServer informer,
+    and their games' `HealthPings`."""
 
     def __init__(self, client: RESTClient, factory: SharedInformerFactory) -> None:
         self.client = client
+        self.pings = HealthPings()
         self.informer = factory.for_resource(GAME_SERVERS)
         self._watchers: dict[tuple[str, str], set[asyncio.Queue[dict[str, Any]]]] = {}
+        self._subscribers: dict[tuple[str, str], list[Callable[[dict[str, Any]], None]]] = {}
         self.informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._notify, update_func=lambda _old, new: self._notify(new)
@@ -97,7 +139,10 @@ class SharedGameServerStore:
 
     def _notify(self, gs: Any) -> None:
         md = gs.get("metadata") or {}
-        for queue in self._watchers.get((md.get("namespace", ""), md.get("name", "")), ()):
+        key = (md.get("namespace", ""), md.get("name", ""))
+        for callback in self._subscribers.get(key, ()):
+            callback(gs)
+        for queue in self._watchers.get(key, ()):
             queue.put_nowait(gs)
 
     def for_game_server(self, namespace: str, name: str) -> _OneGameServer:
@@ -125,6 +170,20 @@ class _OneGameServer:
             if err.status_code in (409, 422):
                 raise ConflictError(str(err)) from err
             raise
+
+    def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """`store.SubscribableStore`: `callback` with every version the informer delivers."""
+        key = (self.namespace, self.name)
+        self.shared._subscribers.setdefault(key, []).append(callback)
+
+        def unsubscribe() -> None:
+            callbacks = self.shared._subscribers.get(key, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
+            if not callbacks:
+                self.shared._subscribers.pop(key, None)
+
+        return unsubscribe
 
     async def watch(self) -> AsyncIterator[dict[str, Any]]:
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -154,6 +213,7 @@ class SimulatedGame:
         rate_limit: float = 0.5,
     ) -> None:
         self.options = options
+        self.pings = store.pings
         self.server = SDKServer(
             store.for_game_server(namespace, name),
             gates,
@@ -167,22 +227,23 @@ class SimulatedGame:
 
     async def start(self) -> None:
         await self.server.run()
-        self._tasks.append(asyncio.create_task(self.server.health(self._pings())))
-        self._tasks.append(asyncio.create_task(self._script()))
-
-    async def _pings(self) -> AsyncIterator[sdk_pb2.Empty]:
-        while self.healthy:
-            yield sdk_pb2.Empty()
-            await asyncio.sleep(self.options.health_interval)
-
-    async def _script(self) -> None:
+        self.pings.add(self)
         opts = self.options
         if opts.automatic_shutdown_delay > 0:
             self._tasks.append(asyncio.create_task(self._shutdown_after_allocations()))
-        if opts.ready:
-            if opts.ready_delay > 0:
-                await asyncio.sleep(opts.ready_delay)
+        if opts.ready and opts.ready_delay > 0:
+            self._tasks.append(asyncio.create_task(self._ready_after(opts.ready_delay)))
+        elif opts.ready:
             await self.server.ready(sdk_pb2.Empty())
+
+    def ping(self) -> None:
+        """One health ping, while the game is `healthy`."""
+        if self.healthy:
+            self.server.touch_health_last_updated()
+
+    async def _ready_after(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await self.server.ready(sdk_pb2.Empty())
 
     async def _shutdown_after_allocations(self) -> None:
         opts = self.options
@@ -206,6 +267,7 @@ class SimulatedGame:
             await self.server.shutdown(sdk_pb2.Empty())
 
     async def stop(self) -> None:
+        self.pings.discard(self)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

@@ -101,7 +101,10 @@ async def start_simulated(runner: Runner) -> None:
     )
     gs_name = runner.pod["metadata"].get("labels", {}).get("agones.dev/gameserver", "")
     if sidecar is not None and gs_name:
-        env = resolve_env(sidecar, runner.pod, runner.node_ip)
+        # `resolve_env` resolves each variable on its own: resolving only this one is the same
+        named = [e for e in sidecar.get("env") or [] if isinstance(e, dict)]
+        wanted = [e for e in named if e.get("name") == "GAMESERVER_NAME"]
+        env = resolve_env({**sidecar, "env": wanted}, runner.pod, runner.node_ip)
         gs_name = env.get("GAMESERVER_NAME", gs_name)
         runner.sim = SimulatedGame(
             runner.kubelet.gameservers,
