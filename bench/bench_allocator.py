@@ -96,8 +96,9 @@ def game_server(name: str, node: str) -> dict[str, Any]:
 class Cluster:
     """The API server and the allocator processes."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, logs: Path) -> None:
         self.tmp = tmp
+        self.logs = logs
         self.kubeconfig = str(tmp / "kubeconfig")
         self.procs: list[asyncio.subprocess.Process] = []
         ca = CertificateAuthority.new("bench-ca")
@@ -111,7 +112,7 @@ class Cluster:
         self.rest_ports: list[int] = []
 
     async def _spawn(self, *args: str, log: str) -> asyncio.subprocess.Process:
-        out = (self.tmp / log).open("ab")
+        out = (self.logs / log).open("ab")
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -289,7 +290,9 @@ async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int
 
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        cluster = Cluster(Path(tmp))
+        logs = Path(args.logs) if args.logs else Path(tmp)
+        logs.mkdir(parents=True, exist_ok=True)
+        cluster = Cluster(Path(tmp), logs)
         rest = await cluster.start_api()
         try:
             for mode in args.modes.split(","):
@@ -339,4 +342,5 @@ if __name__ == "__main__":
         "--grpc-port", action="store_true", help="gRPC on a port of its own (grpc's own TLS)"
     )
     parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
+    parser.add_argument("--logs", default="", help="keep the processes' logs in this directory")
     asyncio.run(main(parser.parse_args()))
