@@ -234,10 +234,11 @@ class Listener:
         return self.port
 
     def close(self) -> None:
-        """Stop accepting connections."""
+        """Stop accepting connections (the accept loop closes the socket as it ends, so no
+        closed descriptor stays registered with the loop)."""
         if self._accepting is not None:
             self._accepting.cancel()
-        if self._socket is not None:
+        elif self._socket is not None:
             self._socket.close()
 
     async def wait_closed(self, timeout: float) -> None:
@@ -253,21 +254,22 @@ class Listener:
 
     async def _accept(self, listening: socket.socket) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            try:
-                sock, _ = await loop.sock_accept(listening)
-            except OSError as err:
-                if listening.fileno() < 0:
-                    return
-                self.log.warning("accept failed", error=str(err))
-                await asyncio.sleep(ACCEPT_ERROR_PAUSE)
-                continue
-            sock.setblocking(False)
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            task = asyncio.create_task(self._serve(sock))
-            self._connections.add(task)
-            task.add_done_callback(self._connections.discard)
+        try:
+            while True:
+                try:
+                    sock, _ = await loop.sock_accept(listening)
+                except OSError as err:
+                    self.log.warning("accept failed", error=str(err))
+                    await asyncio.sleep(ACCEPT_ERROR_PAUSE)
+                    continue
+                sock.setblocking(False)
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                task = asyncio.create_task(self._serve(sock))
+                self._connections.add(task)
+                task.add_done_callback(self._connections.discard)
+        finally:
+            listening.close()
 
     async def _serve(self, sock: socket.socket) -> None:
         owned = False  # once a transport or the relay has the socket, they close it
