@@ -33,6 +33,7 @@ from typing import Any
 import aiohttp
 import grpc
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
@@ -96,8 +97,9 @@ def game_server(name: str, node: str) -> dict[str, Any]:
 class Cluster:
     """The API server and the allocator processes."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, logs: Path) -> None:
         self.tmp = tmp
+        self.logs = logs
         self.kubeconfig = str(tmp / "kubeconfig")
         self.procs: list[asyncio.subprocess.Process] = []
         ca = CertificateAuthority.new("bench-ca")
@@ -109,9 +111,10 @@ class Cluster:
         write_pair(tmp / "client", self.client)
         self.ports: list[int] = []  # gRPC (and REST when they share one)
         self.rest_ports: list[int] = []
+        self.health_ports: list[int] = []
 
     async def _spawn(self, *args: str, log: str) -> asyncio.subprocess.Process:
-        out = (self.tmp / log).open("ab")
+        out = (self.logs / log).open("ab")
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -168,6 +171,7 @@ class Cluster:
             await wait_ready(health)
             self.ports.append(port)
             self.rest_ports.append(rest_port)
+            self.health_ports.append(health)
             del i
 
     async def stop_allocators(self) -> None:
@@ -178,6 +182,7 @@ class Cluster:
         del self.procs[1:]
         self.ports.clear()
         self.rest_ports.clear()
+        self.health_ports.clear()
 
     async def stop(self) -> None:
         await self.stop_allocators()
@@ -195,6 +200,36 @@ async def wait_ready(port: int) -> None:
                     if response.status == 200:
                         return
             await asyncio.sleep(0.1)
+
+
+async def allocator_metrics(cluster: Cluster) -> Counter[str]:
+    """The allocators' allocation histograms summed over replicas and labels: attempts (`_sum`
+    and `_count` of the retry histogram), server-side seconds and the latency buckets."""
+    totals: Counter[str] = Counter()
+    async with aiohttp.ClientSession() as session:
+        for port in cluster.health_ports:
+            async with session.get(f"http://127.0.0.1:{port}/metrics") as response:
+                text = await response.text()
+            for family in text_string_to_metric_families(text):
+                if not family.name.startswith("agones_gameserver_allocations"):
+                    continue
+                for sample in family.samples:
+                    le = sample.labels.get("le")
+                    key = sample.name + (f"@{le}" if le is not None else "")
+                    totals[key] += sample.value
+    return totals
+
+
+def server_side(before: Counter[str], after: Counter[str]) -> str:
+    """Retries per allocation, the allocators' own mean latency and the bucket holding their p99."""
+    delta = Counter({k: after[k] - before.get(k, 0.0) for k in after})
+    count = delta["agones_gameserver_allocations_retry_total_count"] or 1.0
+    retries = delta["agones_gameserver_allocations_retry_total_sum"] / count - 1
+    mean = delta["agones_gameserver_allocations_duration_seconds_sum"] / count * 1000
+    prefix = "agones_gameserver_allocations_duration_seconds_bucket@"
+    buckets = sorted((float(k[len(prefix) :]), v) for k, v in delta.items() if k.startswith(prefix))
+    p99 = next((le for le, v in buckets if v >= 0.99 * count), float("inf"))
+    return f"retries per allocation {retries:.3f}, server-side mean {mean:.1f} ms, p99 <= {p99 * 1000:g} ms"
 
 
 async def fill_pool(rest: RESTClient, size: int) -> None:
@@ -289,7 +324,9 @@ async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int
 
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        cluster = Cluster(Path(tmp))
+        logs = Path(args.logs) if args.logs else Path(tmp)
+        logs.mkdir(parents=True, exist_ok=True)
+        cluster = Cluster(Path(tmp), logs)
         rest = await cluster.start_api()
         try:
             for mode in args.modes.split(","):
@@ -307,14 +344,17 @@ async def main(args: argparse.Namespace) -> None:
                                 else min(args.requests, 300)
                             )
                             label = f"{protocol}-r{replicas}-c{concurrency}"
+                            metrics = await allocator_metrics(cluster)
                             async with profiled(args.py_spy, label):
                                 before = process_cpu(os.getpid())
                                 r = await phase(cluster, protocol, concurrency, count)
                                 cpu = cpu_per_allocation(before, process_cpu(os.getpid()), count)
+                            inside = server_side(metrics, await allocator_metrics(cluster))
                             print(
                                 f"mode={mode} protocol={protocol} replicas={replicas} C={concurrency}: "
                                 f"{r['per_s']:.0f} allocations/s, p50 {r['p50']:.1f} ms, "
                                 f"p90 {r['p90']:.1f} ms, p99 {r['p99']:.1f} ms, outcomes {r['outcomes']}"
+                                f"\n    allocators: {inside}"
                                 f"\n    CPU ms per allocation: {cpu}",
                                 flush=True,
                             )
@@ -339,4 +379,5 @@ if __name__ == "__main__":
         "--grpc-port", action="store_true", help="gRPC on a port of its own (grpc's own TLS)"
     )
     parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
+    parser.add_argument("--logs", default="", help="keep the processes' logs in this directory")
     asyncio.run(main(parser.parse_args()))

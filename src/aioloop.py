@@ -4,8 +4,7 @@
 (the same `asyncio.Runner`: pending tasks cancelled, async generators and the default executor shut
 down at the end), on uvloop's loop when uvloop is importable and on asyncio's own loop otherwise
 (`use_uvloop=False` forces asyncio's). aiohttp, grpc.aio, subprocesses and signal handlers work
-on both, and uvloop spends less CPU per socket read and write; `agones allocator` stays on asyncio's
-loop, whose `start_tls` its listener relies on (see `cmd/allocator.py`).
+on both, and uvloop spends less CPU per socket read and write.
 
 Before the loop starts, `tune_gc()` sets the cyclic collector up for servers whose heaps hold
 thousands of long-lived, acyclic JSON objects (stored objects, informer caches, managedFields'

@@ -1,24 +1,28 @@
 """The allocator's public listener: TLS (or plaintext) termination and routing to the gRPC server
 or the REST handler (Agones' `grpcHandlerFunc` mux on one port, or one port per API).
 
-Each accepted connection is handshaken with the `TLSFiles` context current at that moment (so a
-rotated certificate or CA applies to new connections at once), then routed by protocol: HTTP/2
-(ALPN `h2`, or the HTTP/2 connection preface in plaintext) goes to the gRPC server, anything else
-(HTTP/1.x) to the REST handler; a listener for one API only routes everything to it. A backend is
-either an address, to which the routed connection is spliced byte for byte on loopback until
-either side closes (the gRPC server), or a protocol factory (the REST app's `web.Server`), which
-takes the connection over in this process: its protocol gets the (decrypted) transport and the
-bytes already read, so a REST request crosses no second socket and no splice.
+The listener binds its socket itself and accepts connections one by one (`loop.sock_accept`), so
+it sees each connection before any transport reads from it: no `start_tls` on a paused transport,
+and it runs on asyncio's loop and on uvloop alike. An accepted connection is then routed by
+protocol: HTTP/2 (ALPN `h2`, or the HTTP/2 connection preface in plaintext or without ALPN) goes
+to the gRPC server, anything else (HTTP/1.x) to the REST handler; a listener for one API only
+routes everything to it. A backend is either an address, to which the routed connection is
+relayed byte for byte on loopback until the backend closes (the gRPC server; `relay.py`: protocol
+to protocol, one write per read, no stream or task in between), or a protocol factory (the REST
+app's `web.Server`), which takes the connection over in this process: its protocol gets the
+(decrypted) transport and the bytes already read, so a REST request crosses no second socket.
+
+TLS is done here with the `TLSFiles` context current at the accept (so a rotated certificate or
+CA applies to new connections at once), by `loop.connect_accepted_socket(ssl=...)`. With a
+`grpc_tls` backend (a gRPC port that terminates TLS itself, with the same certificates), a
+connection whose ClientHello (read with MSG_PEEK, before any TLS) offers only `h2` — a gRPC client
+— is relayed still encrypted to that port: grpc's C core does its TLS and HTTP/2, and this process
+only copies bytes. Any other ClientHello is handshaken here.
 
 gRPC clients offer only `h2` in ALPN, while REST clients (curl, browsers, HTTP libraries) also
 offer `http/1.1`, which the server prefers; so the decision is taken once per connection, and a
 REST client that insists on HTTP/2 alone would reach the gRPC server (Agones routes each HTTP/2
 request by its `content-type` instead).
-
-With TLS and a `grpc_tls` backend (a gRPC port that terminates TLS itself, with the same
-certificates), a connection whose ClientHello (read with MSG_PEEK, before any TLS) offers only
-`h2` — a gRPC client — is spliced still encrypted to that port: grpc's C core does its TLS and
-HTTP/2, and this process only copies bytes. Any other ClientHello is handshaken here as above.
 
 `close()` stops accepting; `wait_closed(timeout)` waits for open connections to end, then closes
 whatever is left.
@@ -32,19 +36,21 @@ import enum
 import socket
 import ssl
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import structlog
 
 from .clienthello import offered_alpn
+from .relay import relay, relay_socket
 from .tlsfiles import TLSFiles
 
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HANDSHAKE_TIMEOUT = 10.0
-CHUNK = 256 * 1024
 MAX_PEEK = 16 * 1024 + 5
 PEEK_WAIT = 0.1
 PEEK_POLL = 0.005
+BACKLOG = 1024
+ACCEPT_ERROR_PAUSE = 0.1
 
 
 class Route(enum.Enum):
@@ -56,48 +62,65 @@ ProtocolFactory = Callable[[], asyncio.Protocol]
 Backends = dict[Route, "tuple[str, int] | ProtocolFactory"]
 
 
-async def _read_preface(reader: asyncio.StreamReader) -> bytes:
-    """Up to the preface's length of the first bytes (fewer if the peer stops sending)."""
-    data = b""
-    while len(data) < len(H2_PREFACE):
-        chunk = await reader.read(len(H2_PREFACE) - len(data))
-        if not chunk:
-            break
-        data += chunk
-        if not H2_PREFACE.startswith(data):
-            break
-    return data
+def route_of(routes: frozenset[Route], alpn: str | None, first: bytes, ended: bool) -> Route | None:
+    """The route of a connection (pure): None while undecided (more bytes may tell)."""
+    if len(routes) == 1:
+        return next(iter(routes))
+    if alpn == "h2":
+        return Route.GRPC
+    if alpn is not None:
+        return Route.REST
+    if first[: len(H2_PREFACE)] == H2_PREFACE:
+        return Route.GRPC
+    if H2_PREFACE.startswith(first) and not ended:
+        return None
+    return Route.REST
 
 
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while True:
-            data = await reader.read(CHUNK)
-            if not data:
-                break
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, OSError, asyncio.IncompleteReadError):
-        pass
-    finally:
-        with contextlib.suppress(Exception):
-            if writer.can_write_eof():
-                writer.write_eof()
+class _Sniff(asyncio.Protocol):
+    """A connection's first protocol: holds what arrives until its route is known."""
 
-
-def _close(writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(Exception):
-        writer.close()
-
-
-class _PausedStreamProtocol(asyncio.StreamReaderProtocol):
-    """A stream protocol that reads nothing until told to: bytes read before `start_tls` would
-    stay in the stream's buffer, out of the TLS handshake's reach."""
+    def __init__(self, routes: frozenset[Route], decided: asyncio.Future[Route | None]) -> None:
+        self.routes = routes
+        self.decided = decided
+        self.transport: asyncio.Transport | None = None
+        self.alpn: str | None = None
+        self.buffer = b""
+        self.eof = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.ReadTransport)
-        transport.pause_reading()
-        super().connection_made(transport)
+        # uvloop's transports are not `asyncio.Transport` subclasses, only alike.
+        self.transport = cast(asyncio.Transport, transport)
+        ssl_object = transport.get_extra_info("ssl_object")
+        self.alpn = ssl_object.selected_alpn_protocol() if ssl_object is not None else None
+        self._decide()
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        self._decide()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._decide()
+        return True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        del exc
+        self.transport = None
+        if not self.decided.done():
+            self.decided.set_result(None)
+
+    def _decide(self) -> None:
+        if self.decided.done():
+            return
+        if self.eof and not self.buffer and len(self.routes) > 1:
+            self.decided.set_result(None)
+            return
+        route = route_of(self.routes, self.alpn, self.buffer, self.eof)
+        if route is not None:
+            assert self.transport is not None
+            self.transport.pause_reading()
+            self.decided.set_result(route)
 
 
 class _Adopted(asyncio.Protocol):
@@ -130,54 +153,55 @@ class _Adopted(asyncio.Protocol):
                 self.done.set_result(None)
 
 
-async def _hand_over(
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-    factory: ProtocolFactory,
-    first: bytes,
-) -> None:
+async def _hand_over(transport: asyncio.Transport, factory: ProtocolFactory, sniff: _Sniff) -> None:
     """Give the connection to `factory()`'s protocol, with what was read of it so far; return when
     the connection is closed."""
-    transport = writer.transport
-    # What the stream received after the handshake and before this switch (a client may send its
-    # request with its last handshake message): asyncio keeps no public way to take it back.
-    pending: bytearray = getattr(reader, "_buffer", bytearray())
-    buffered, eof = first + bytes(pending), reader.at_eof() or bool(getattr(reader, "_eof", False))
-    pending.clear()
     adopted = _Adopted(factory(), asyncio.get_running_loop().create_future())
     transport.set_protocol(adopted)
     adopted.connection_made(transport)
-    if buffered:
-        adopted.data_received(buffered)
-    if eof:
+    if sniff.buffer:
+        adopted.data_received(sniff.buffer)
+    if sniff.eof:
         adopted.eof_received()
+    if not transport.is_closing():
+        transport.resume_reading()
     await adopted.done
 
 
-async def _peek_first_record(writer: asyncio.StreamWriter) -> bytes:
+async def _peek_first_record(sock: socket.socket) -> bytes:
     """The client's first TLS record (or what came of it), left unread in the socket.
 
     The socket stays readable while the peeked bytes sit in it, so once some came, waiting for
     the rest is polling: a record still incomplete after `PEEK_WAIT` is returned as it is (the
     caller then does the TLS itself, which reads whatever comes)."""
     loop = asyncio.get_running_loop()
-    sock = writer.get_extra_info("socket").dup()
-    try:
-        async with asyncio.timeout(HANDSHAKE_TIMEOUT):
-            readable = loop.create_future()
-            loop.add_reader(sock.fileno(), readable.set_result, None)
-            try:
-                await readable
-            finally:
-                loop.remove_reader(sock.fileno())
-        deadline = loop.time() + PEEK_WAIT
-        while True:
-            data = sock.recv(MAX_PEEK, socket.MSG_PEEK)
-            if not data or offered_alpn(data) is not None or loop.time() >= deadline:
-                return bytes(data)
-            await asyncio.sleep(PEEK_POLL)
-    finally:
-        sock.close()
+    async with asyncio.timeout(HANDSHAKE_TIMEOUT):
+        readable = loop.create_future()
+        loop.add_reader(sock.fileno(), readable.set_result, None)
+        try:
+            await readable
+        finally:
+            loop.remove_reader(sock.fileno())
+    deadline = loop.time() + PEEK_WAIT
+    while True:
+        data = sock.recv(MAX_PEEK, socket.MSG_PEEK)
+        if not data or offered_alpn(data) is not None or loop.time() >= deadline:
+            return bytes(data)
+        await asyncio.sleep(PEEK_POLL)
+
+
+def _bind(address: str, port: int) -> socket.socket:
+    """A listening socket: every interface (IPv6 and IPv4 on one port where the host can) for
+    "", else `address`."""
+    if not address and socket.has_dualstack_ipv6():
+        sock = socket.create_server(
+            ("", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=BACKLOG
+        )
+    else:
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        sock = socket.create_server((address, port), family=family, backlog=BACKLOG)
+    sock.setblocking(False)
+    return sock
 
 
 class Listener:
@@ -191,34 +215,31 @@ class Listener:
         grpc_tls: tuple[str, int] | None = None,
     ) -> None:
         self.backends = backends
+        self.routes = frozenset(backends)
         self.tls = tls
         self.grpc_tls = grpc_tls if Route.GRPC in backends else None
         self.log = (logger or structlog.get_logger()).bind(component="allocator-listener")
-        self.server: asyncio.Server | None = None
         self.port = 0
         self.refused = 0
         self.passed_encrypted = 0
+        self._socket: socket.socket | None = None
+        self._accepting: asyncio.Task[None] | None = None
         self._connections: set[asyncio.Task[Any]] = set()
 
     async def start(self, address: str, port: int) -> int:
         """Listen; the bound port (pass 0 for an ephemeral one)."""
-        loop = asyncio.get_running_loop()
-
-        def protocol() -> asyncio.Protocol:
-            return _PausedStreamProtocol(asyncio.StreamReader(), self._serve)
-
-        self.server = await loop.create_server(
-            protocol, host=address or None, port=port, reuse_address=True
-        )
-        # IPv4 first: port 0 on every interface binds IPv4 and IPv6 to different ports.
-        sockets = sorted(self.server.sockets, key=lambda sock: sock.family != socket.AF_INET)
-        self.port = int(sockets[0].getsockname()[1])
+        self._socket = _bind(address, port)
+        self.port = int(self._socket.getsockname()[1])
+        self._accepting = asyncio.create_task(self._accept(self._socket))
         return self.port
 
     def close(self) -> None:
-        """Stop accepting connections."""
-        if self.server is not None:
-            self.server.close()
+        """Stop accepting connections (the accept loop closes the socket as it ends, so no
+        closed descriptor stays registered with the loop)."""
+        if self._accepting is not None:
+            self._accepting.cancel()
+        elif self._socket is not None:
+            self._socket.close()
 
     async def wait_closed(self, timeout: float) -> None:
         """Wait up to `timeout` for open connections to end, then cut the rest."""
@@ -228,85 +249,86 @@ class Listener:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-        if self.server is not None:
-            await self.server.wait_closed()
+        if self._accepting is not None:
+            await asyncio.gather(self._accepting, return_exceptions=True)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._connections.add(task)
-            task.add_done_callback(self._connections.discard)
+    async def _accept(self, listening: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
         try:
-            await self._route(reader, writer)
+            while True:
+                try:
+                    sock, _ = await loop.sock_accept(listening)
+                except OSError as err:
+                    self.log.warning("accept failed", error=str(err))
+                    await asyncio.sleep(ACCEPT_ERROR_PAUSE)
+                    continue
+                sock.setblocking(False)
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                task = asyncio.create_task(self._serve(sock))
+                self._connections.add(task)
+                task.add_done_callback(self._connections.discard)
+        finally:
+            listening.close()
+
+    async def _serve(self, sock: socket.socket) -> None:
+        owned = False  # once a transport or the relay has the socket, they close it
+        try:
+            if await self._wants_grpc_tls(sock):
+                assert self.grpc_tls is not None
+                self.passed_encrypted += 1
+                owned = True
+                await relay_socket(sock, self.grpc_tls)
+            else:
+                owned = True
+                await self._route(sock)
         except (ConnectionError, OSError, ssl.SSLError, TimeoutError) as err:
             self.refused += 1
             self.log.debug("connection refused", error=str(err))
         except asyncio.CancelledError:
-            # Only `wait_closed` cancels a connection: it ends here, closed, as a normal end
-            # (asyncio's stream callback would log a cancelled connection task as an error).
+            # Only `wait_closed` cancels a connection: it ends here, closed, as a normal end.
             pass
         finally:
-            _close(writer)
+            if not owned:
+                sock.close()
 
-    async def _wants_grpc_tls(self, writer: asyncio.StreamWriter) -> bool:
+    async def _wants_grpc_tls(self, sock: socket.socket) -> bool:
         if self.grpc_tls is None or self.tls is None or not self.tls.grpc_ready():
             return False
-        hello = await _peek_first_record(writer)
+        hello = await _peek_first_record(sock)
         return offered_alpn(hello) == ("h2",)
 
-    async def _route(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        alpn = None
-        if await self._wants_grpc_tls(writer):
-            assert self.grpc_tls is not None
-            transport = writer.transport
-            assert isinstance(transport, asyncio.ReadTransport)
-            transport.resume_reading()
-            self.passed_encrypted += 1
-            await _splice(reader, writer, self.grpc_tls, b"")
-            return
-        if self.tls is not None:
-            await asyncio.wait_for(writer.start_tls(self.tls.context()), timeout=HANDSHAKE_TIMEOUT)
-            ssl_object = writer.get_extra_info("ssl_object")
-            alpn = ssl_object.selected_alpn_protocol() if ssl_object is not None else None
-        else:
-            transport = writer.transport
-            assert isinstance(transport, asyncio.ReadTransport)
-            transport.resume_reading()
-        first = b"" if alpn is not None else await _read_preface(reader)
-        if not first and alpn is None:
-            return
-        if len(self.backends) == 1:
-            route = next(iter(self.backends))
-        elif alpn == "h2" or first == H2_PREFACE:
-            route = Route.GRPC
-        else:
-            route = Route.REST
-        backend = self.backends[route]
-        if callable(backend):
-            await _hand_over(reader, writer, backend, first)
-            return
-        await _splice(reader, writer, backend, first)
+    async def _route(self, sock: socket.socket) -> None:
+        """Terminate TLS (if any), route the connection and serve it until it ends."""
+        loop = asyncio.get_running_loop()
+        decided: asyncio.Future[Route | None] = loop.create_future()
 
+        # With TLS, uvloop answers its TLS protocol, not this one: keep it from the factory.
+        sniff = _Sniff(self.routes, decided)
 
-async def _splice(
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-    backend: tuple[str, int],
-    first: bytes,
-) -> None:
-    """Copy bytes both ways between the connection and a new one to `backend` until it ends."""
-    host, port = backend
-    backend_reader, backend_writer = await asyncio.open_connection(host, port)
-    try:
-        if first:
-            backend_writer.write(first)
-        # The client may half-close and still wait for its answer; once the backend is done,
-        # so is the connection.
-        upstream = asyncio.create_task(_pump(reader, backend_writer))
+        def sniffer() -> _Sniff:
+            return sniff
+
+        if self.tls is None:
+            transport, _ = await loop.connect_accepted_socket(sniffer, sock)
+        else:
+            transport, _ = await asyncio.wait_for(
+                loop.connect_accepted_socket(
+                    sniffer,
+                    sock,
+                    ssl=self.tls.context(),
+                    ssl_handshake_timeout=HANDSHAKE_TIMEOUT,
+                ),
+                timeout=HANDSHAKE_TIMEOUT,
+            )
         try:
-            await _pump(backend_reader, writer)
+            route = await decided
+            if route is None:
+                return
+            backend = self.backends[route]
+            if callable(backend):
+                await _hand_over(transport, backend, sniff)
+            else:
+                await relay(transport, backend, sniff.buffer, sniff.eof)
         finally:
-            upstream.cancel()
-            await asyncio.gather(upstream, return_exceptions=True)
-    finally:
-        _close(backend_writer)
+            transport.close()

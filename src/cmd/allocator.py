@@ -68,9 +68,7 @@ def run(args: argparse.Namespace) -> int:
             return await AllocatorApp(settings, gates, client).run_until_signalled()
 
     try:
-        # asyncio's own loop: uvloop's `start_tls` resets a connection whose transport was paused
-        # before the handshake, which the listener (`allocator.mux`) needs.
-        return aioloop.run(main(), use_uvloop=False)
+        return aioloop.run(main())
     except (OSError, ssl.SSLError) as err:
         print(f"error: could not serve: {err}")
         return 1

@@ -17,7 +17,9 @@ Pure functions over values:
   selector, in selector order, that matches one, only in the GSA's namespace, with its index;
   `None` when nothing matches. `owned(gs)` says whether this replica owns a candidate (see
   `partition.py`): within the winning selector an owned match is preferred to an earlier one owned
-  by another replica, so replicas that see the same cache do not all reach for the same server.
+  by another replica, so replicas that see the same cache do not all reach for the same server;
+  with no owned match the LAST match is taken (the one its owner, walking the same order, comes to
+  last), so a replica whose share ran out does not collide with the owner's next pick.
   With the default (everything owned) this is exactly Agones' choice. `find_in_order` is the same
   walk over any ordered iterable (the allocation cache's `candidates.CandidateIndex`);
   `selector_states(gsa)` says which GameServer states the selectors can match at all.
@@ -248,10 +250,11 @@ def find_in_order(
     owned: Owned = _everything,
 ) -> tuple[GameServer, T] | None:
     """The first `(GameServer, tag)` of `candidates`, walked in the order given, that the first
-    selector with a match matches (an owned one preferred within it), in the GSA's namespace."""
+    selector with a match matches (an owned one preferred within it, else its last match), in the
+    GSA's namespace."""
     selectors = [s.matcher(gates) for s in _spec(gsa).selectors or []]
     namespace = gsa.metadata.get_namespace() if isinstance(gsa.metadata, ObjectMeta) else ""
-    first: list[tuple[GameServer, T] | None] = [None] * len(selectors)
+    last: list[tuple[GameServer, T] | None] = [None] * len(selectors)
     mine: list[tuple[GameServer, T] | None] = [None] * len(selectors)
     pending = len(selectors)
     for gs, tag in candidates:
@@ -261,18 +264,18 @@ def find_in_order(
         for j, selector in enumerate(selectors):
             if mine[j] is not None or not selector(gs):
                 continue
-            if first[j] is None:
-                first[j] = (gs, tag)
             if is_mine is None:
                 is_mine = owned(gs)
             if is_mine:
                 mine[j] = (gs, tag)
                 pending -= 1
+            else:
+                last[j] = (gs, tag)
         if pending == 0 or (mine and mine[0] is not None):
             break
     for j in range(len(selectors)):
         if mine[j] is not None:
             return mine[j]
-        if first[j] is not None:
-            return first[j]
+        if last[j] is not None:
+            return last[j]
     return None

@@ -6,7 +6,8 @@ retry, and under load run out of retries (`Contention`). A `Partition(index, cou
 replica a share of the candidates by a stable hash of the GameServer's uid (CRC-32, the same in
 every process): `owns(gs)` is true for about 1/count of them. `find_game_server_for_allocation`
 prefers an owned match within the winning selector and falls back to the whole set, so a replica
-never answers UnAllocated while another replica's share still has a match. Safety does not depend
+never answers UnAllocated while another replica's share still has a match; it then takes the last
+match of that set, the one the owner would reach last, not the owner's next pick. Safety does not depend
 on it: the allocation write carries the resourceVersion it read, so the API server refuses a second
 allocation of the same GameServer whatever the replicas believe. `Partition()` (count 1) owns
 everything: Agones' behaviour.

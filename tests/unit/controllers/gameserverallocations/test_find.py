@@ -186,6 +186,22 @@ def test_owned_candidate_preferred_within_the_winning_selector() -> None:
     assert fallback is not None and fallback[0] is only[0]
 
 
+def test_without_an_owned_match_the_owners_last_pick_is_taken() -> None:
+    """A replica whose share ran out reaches for what the owner would allocate last, not for the
+    owner's next pick (which would lose to the owner in a conflict)."""
+    servers = [gs(f"gs-{i:02d}", labels={"f": "x"}) for i in range(20)]
+    for i, s in enumerate(servers):
+        s.meta.uid = f"uid-{i}"
+    request = gsa({"selectors": [{"matchLabels": {"f": "x"}}]})
+    mine, theirs = Partition(0, 2), Partition(1, 2)
+    others = [s for s in servers if theirs.owns(s)]
+    assert len(others) > 1
+    owner_pick = find_game_server_for_allocation(request, others, GATES, theirs.owns)
+    fallback = find_game_server_for_allocation(request, others, GATES, mine.owns)
+    assert owner_pick is not None and owner_pick[0] is others[0]
+    assert fallback is not None and fallback[0] is others[-1]
+
+
 def test_partition_rejects_bad_numbers() -> None:
     with pytest.raises(ValueError, match="need 0 <= index < count"):
         Partition(2, 2)
