@@ -26,6 +26,7 @@ from .requests import (
     decode_protobuf,
     encode,
     entry_bytes,
+    exact_list_version,
     is_dry_run,
     json_response,
     list_item_bytes,
@@ -292,17 +293,8 @@ class ResourceHandler:
                 raise errors.bad_request(
                     "specifying resource version is not allowed when using continue"
                 )
-        elif rv_param:
-            try:
-                rv = int(rv_param)
-            except ValueError:
-                raise errors.bad_request(f'invalid resource version "{rv_param}"') from None
-            if rv > self.registry.store.rv:
-                raise errors.too_large_resource_version(rv, self.registry.store.rv)
-            # With a limit and no match, a non-zero resourceVersion is an exact read (the etcd
-            # store's legacy rule), so a compacted one gets 410 as on kube-apiserver.
-            legacy_exact = not match and limit > 0 and rv > 0
-            exact = rv if match == "Exact" or legacy_exact else None
+        else:
+            exact = exact_list_version(rv_param, match, limit, self.registry.store.rv)
         result = self.registry.list_entries(
             info, ns, labels, fields, limit, q.get("continue", ""), exact
         )

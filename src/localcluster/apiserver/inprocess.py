@@ -34,11 +34,11 @@ from ...client.rest import Resource
 from ...informers.listwatch import Decoder, ListResult, RawDecoder, WatchEvent
 from . import errors
 from .registry import Registry
-from .requests import entry_bytes, list_item_bytes, selectors
+from .requests import entry_bytes, exact_list_version, list_item_bytes, selectors, watch_predicate
 from .resources import ResourceInfo
-from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
+from .selectors import FieldSelector, LabelSelector
 from .store import Entry
-from .watch import Obj, Predicate, Watcher
+from .watch import Watcher
 
 _NOT_FOUND = "the server could not find the requested resource"
 
@@ -46,34 +46,6 @@ _NOT_FOUND = "the server could not find the requested resource"
 def client_error(err: errors.StatusError) -> ApiError:
     """The error the REST client raises for the response carrying `err`'s Status."""
     return error_from_status(err.code, err.status())
-
-
-def predicate(info: ResourceInfo, labels: LabelSelector, fields: FieldSelector) -> Predicate | None:
-    """The watch filter of a request's selectors (None: everything matches)."""
-    if labels.empty() and not fields:
-        return None
-    getters = info.fields
-
-    def matches(obj: Obj) -> bool:
-        if not labels_match(labels, obj["metadata"].get("labels")):
-            return False
-        return not fields or fields_match(fields, getters, obj)
-
-    return matches
-
-
-def exact_list_version(resource_version: str, limit: int, current: int) -> int | None:
-    """The revision a list must read exactly (None: the current state), as the HTTP list
-    decides it with no resourceVersionMatch: a non-zero version with a limit is exact."""
-    if not resource_version:
-        return None
-    try:
-        rv = int(resource_version)
-    except ValueError:
-        raise errors.bad_request(f'invalid resource version "{resource_version}"') from None
-    if rv > current:
-        raise errors.too_large_resource_version(rv, current)
-    return rv if limit > 0 and rv > 0 else None
 
 
 class InProcessListWatches:
@@ -140,7 +112,7 @@ class InProcessListWatch:
             exact = (
                 None
                 if continue_
-                else exact_list_version(resource_version, page, self.registry.store.rv)
+                else exact_list_version(resource_version, "", page, self.registry.store.rv)
             )
             result = self.registry.list_entries(
                 info, ns, labels, fields, page, continue_ or "", exact
@@ -163,7 +135,7 @@ class InProcessListWatch:
             ) from None
         store = self.registry.store
         try:
-            watcher = store.watch(info.key, ns, predicate(info, labels, fields), since)
+            watcher = store.watch(info.key, ns, watch_predicate(info, labels, fields), since)
         except errors.StatusError as err:
             yield WatchEvent("ERROR", err.status())
             return

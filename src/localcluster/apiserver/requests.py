@@ -22,8 +22,16 @@ from . import errors, limits
 from .protobuf import CONTENT_TYPE as PROTOBUF
 from .protobuf import ProtobufError, decode_object, encode_object
 from .resources import ResourceInfo
-from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+from .selectors import (
+    FieldSelector,
+    LabelSelector,
+    fields_match,
+    labels_match,
+    parse_field_selector,
+    parse_label_selector,
+)
 from .store import Entry
+from .watch import Obj, Predicate
 
 JSON = "application/json"
 encode = msgspec.json.Encoder().encode
@@ -116,6 +124,40 @@ def selectors(info: ResourceInfo, query: Any) -> tuple[LabelSelector, FieldSelec
         if name not in info.fields:
             raise errors.bad_request(f"field label not supported: {name}")
     return labels, fields
+
+
+def watch_predicate(
+    info: ResourceInfo, labels: LabelSelector, fields: FieldSelector
+) -> Predicate | None:
+    """The watch filter of a request's selectors (None: everything matches), for watches over
+    HTTP and in process alike."""
+    if labels.empty() and not fields:
+        return None
+    getters = info.fields
+
+    def matches(obj: Obj) -> bool:
+        if not labels_match(labels, obj["metadata"].get("labels")):
+            return False
+        return not fields or fields_match(fields, getters, obj)
+
+    return matches
+
+
+def exact_list_version(resource_version: str, match: str, limit: int, current: int) -> int | None:
+    """The revision a list must read exactly (None: the current state), as the etcd store
+    decides it: resourceVersionMatch=Exact, or, with no match, a non-zero resourceVersion with a
+    limit (the legacy rule, so a compacted one answers 410 as on kube-apiserver). A version
+    newer than `current` is refused as kube-apiserver refuses it."""
+    if not resource_version:
+        return None
+    try:
+        rv = int(resource_version)
+    except ValueError:
+        raise errors.bad_request(f'invalid resource version "{resource_version}"') from None
+    if rv > current:
+        raise errors.too_large_resource_version(rv, current)
+    legacy_exact = not match and limit > 0 and rv > 0
+    return rv if match == "Exact" or legacy_exact else None
 
 
 def wants_table(request: web.Request) -> bool:

@@ -32,9 +32,10 @@ from .requests import (
     selectors,
     wants_protobuf,
     wants_table,
+    watch_predicate,
 )
 from .resources import ResourceInfo
-from .selectors import FieldSelector, LabelSelector, fields_match, labels_match
+from .selectors import FieldSelector, LabelSelector
 from .table import to_table
 from .watch import Watcher
 
@@ -56,10 +57,6 @@ class WatchOptions:
     initial_end: bool
     table: tuple[str, Any] | None
     frame: Frame | None  # protobuf framing; None: JSON lines
-
-    @property
-    def filtered(self) -> bool:
-        return not self.labels.empty() or bool(self.fields)
 
 
 def watch_options(request: web.Request, info: ResourceInfo, name: str) -> WatchOptions:
@@ -122,15 +119,6 @@ class WatchServer:
     ) -> web.StreamResponse:
         opts = watch_options(request, info, name)
         deadline = time.monotonic() + opts.timeout
-        getters = info.fields
-
-        def predicate(obj: dict[str, Any]) -> bool:
-            if not labels_match(opts.labels, obj["metadata"].get("labels")):
-                return False
-            if opts.fields:
-                return fields_match(opts.fields, getters, obj)
-            return True
-
         store = self.registry.store
         ctype = f"{PROTOBUF};stream=watch" if opts.frame is not None else JSON
         resp = web.StreamResponse(
@@ -144,7 +132,7 @@ class WatchServer:
             watcher = store.watch(
                 info.key,
                 ns,
-                predicate if opts.filtered else None,
+                watch_predicate(info, opts.labels, opts.fields),
                 opts.since if not opts.initial_end else None,
             )
         except errors.StatusError as err:
