@@ -27,7 +27,10 @@ controller's `/metrics` URL (`--controller-metrics`) to count its writes and 409
 
     .venv/bin/python -m bench.bench_fleet --replicas 1000 --rounds 2
 
-`--controller-arg=--api-server-qps=1000` (repeatable) passes a flag to the local controller.
+`--controller-arg=--api-server-qps=1000` (repeatable) passes a flag to the local controller. The
+local controller gets the stack's client budget (`StackOptions.client_qps` / `client_burst`, as
+`agones local up` gives it); Agones' own budget is
+`--controller-arg=--api-server-qps=400 --controller-arg=--api-server-qps-burst=500`.
 """
 
 from __future__ import annotations

@@ -187,6 +187,13 @@ async def start_allocation(stack: Stack) -> None:
     await ensure(stack.client, APISERVICES, api_service(stack._ca, SYSTEM_NAMESPACE))
 
 
+def client_budget_args(options: StackOptions) -> list[str]:
+    return [
+        f"--api-server-qps={options.client_qps}",
+        f"--api-server-qps-burst={options.client_burst}",
+    ]
+
+
 def controller_argv(stack: Stack) -> list[str]:
     o = stack.options
     argv = [
@@ -198,6 +205,7 @@ def controller_argv(stack: Stack) -> list[str]:
         f"--min-port={o.min_port}",
         f"--max-port={o.max_port}",
         "--http-port=0",
+        *client_budget_args(o),
     ]
     if o.gates:
         argv.append(f"--feature-gates={o.gates}")
@@ -233,5 +241,6 @@ def allocator_argv(stack: Stack) -> list[str]:
         f"--tls-dir={certs.tls}",
         f"--client-ca-dir={certs.client_ca}",
         f"--allocation-batch-wait-time={stack.options.allocation_batch_wait_time}s",
+        *client_budget_args(stack.options),
         *([f"--feature-gates={stack.options.gates}"] if stack.options.gates else []),
     ]

@@ -26,7 +26,14 @@ class StackOptions:
     log_dir: str | None = None
     """Where the controller's and containers' logs go (None: discarded)."""
     controller_args: list[str] = field(default_factory=list)
-    """Extra `agones controller` flags."""
+    """Extra `agones controller` flags (after the stack's own, so they win)."""
+    client_qps: int = 2000
+    client_burst: int = 3000
+    """The client budget per clientset (`--api-server-qps` / `--api-server-qps-burst`) of the
+    controller and the allocator service the stack runs. Agones' defaults (400 / 500, kept by the
+    commands and the Helm chart) protect a shared kube-apiserver; the local API server serves
+    several thousand writes/s, and at 400/s the controller's budget alone would cap a Fleet's
+    scale-up at ~90 GameServers/s (5 GameServer writes each)."""
     simulate_all: bool = False
     """Simulate every pod (no local processes)."""
     images: list[ImageProgram] = field(default_factory=list)
