@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -15,11 +16,12 @@ from yarl import URL
 
 from agones.client import errors
 from agones.client.config import Config
-from agones.client.rest import RESTClient
+from agones.client.rest import MAX_IDLE_CONNS_PER_HOST, RESTClient
 from agones.client.versioned.resources import GAME_SERVERS as GS
 from agones.client.versioned.resources import NODES
 from agones.clock import FakeClock
 from tests.status import failure_status
+from tests.waiting import wait_for_async
 
 
 class Recorder:
@@ -279,3 +281,41 @@ async def test_watch_yields_lines_of_any_size(
         "timeoutSeconds": "300",
         "allowWatchBookmarks": "true",
     }
+
+
+async def test_a_burst_of_parallel_requests_leaves_at_most_25_idle_connections() -> None:
+    """40 requests in flight at once open 40 connections; once they are answered, the client
+    keeps 25 of them idle for reuse and closes the rest, as client-go's transport does."""
+    in_flight: list[web.Request] = []
+    release = asyncio.Event()
+
+    async def handle(request: web.Request) -> web.Response:
+        in_flight.append(request)
+        await release.wait()
+        return web.json_response({"kind": "NodeList", "metadata": {}, "items": []})
+
+    app = web.Application()
+    app.router.add_get("/api/v1/nodes", handle)
+    srv = TestServer(app, host="127.0.0.1")
+    await srv.start_server()
+    client = RESTClient(Config(host=str(srv.make_url("")).rstrip("/"), qps=0))
+    try:
+        calls = [asyncio.create_task(client.list(NODES)) for _ in range(40)]
+        await wait_for_async(lambda: len(in_flight) == 40, what="40 requests in flight")
+        assert len(srv.runner.server.connections) == 40  # type: ignore[union-attr]
+        release.set()
+        await asyncio.gather(*calls)
+        await wait_for_async(
+            lambda: len(srv.runner.server.connections) == MAX_IDLE_CONNS_PER_HOST,  # type: ignore[union-attr]
+            what="the connections beyond 25 closed",
+        )
+        in_flight.clear()
+        release.clear()
+        again = [asyncio.create_task(client.list(NODES)) for _ in range(MAX_IDLE_CONNS_PER_HOST)]
+        await wait_for_async(lambda: len(in_flight) == MAX_IDLE_CONNS_PER_HOST, what="reuse")
+        assert len(srv.runner.server.connections) == MAX_IDLE_CONNS_PER_HOST  # type: ignore[union-attr]
+        release.set()
+        await asyncio.gather(*again)
+    finally:
+        await client.close()
+        await srv.close()
