@@ -10,6 +10,7 @@ etcd store's message. An unfiltered page counts the items left (`remainingItemCo
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from collections.abc import Iterator
 
@@ -69,6 +70,12 @@ def _page(
 ) -> tuple[list[Entry], bool]:
     """The matching entries of `source` up to `limit` (0: all), and whether more matched; the
     one that stopped the page is consumed from `source`."""
+    if labels.empty() and not fields:
+        # Nothing to match: the page is the next `limit` entries, and one more tells if more.
+        if not limit:
+            return list(source), False
+        page = list(itertools.islice(source, limit))
+        return page, next(source, None) is not None
     out: list[Entry] = []
     getters = info.fields
     for entry in source:
