@@ -34,7 +34,14 @@ from ...client.rest import Resource
 from ...informers.listwatch import Decoder, ListResult, RawDecoder, WatchEvent
 from . import errors
 from .registry import Registry
-from .requests import entry_bytes, exact_list_version, list_item_bytes, selectors, watch_predicate
+from .requests import (
+    entry_bytes,
+    exact_list_version,
+    list_item_bytes,
+    only_name,
+    selectors,
+    watch_predicate,
+)
 from .resources import ResourceInfo
 from .selectors import FieldSelector, LabelSelector
 from .store import Entry
@@ -135,7 +142,9 @@ class InProcessListWatch:
             ) from None
         store = self.registry.store
         try:
-            watcher = store.watch(info.key, ns, watch_predicate(info, labels, fields), since)
+            watcher = store.watch(
+                info.key, ns, watch_predicate(info, labels, fields), since, only_name(fields)
+            )
         except errors.StatusError as err:
             yield WatchEvent("ERROR", err.status())
             return

@@ -143,6 +143,14 @@ def watch_predicate(
     return matches
 
 
+def only_name(fields: FieldSelector) -> str | None:
+    """The name a field selector requires (`metadata.name=x`), if it requires one."""
+    for label, op, value in fields:
+        if label == "metadata.name" and op == "=":
+            return value
+    return None
+
+
 def exact_list_version(resource_version: str, match: str, limit: int, current: int) -> int | None:
     """The revision a list must read exactly (None: the current state), as the etcd store
     decides it: resourceVersionMatch=Exact, or, with no match, a non-zero resourceVersion with a

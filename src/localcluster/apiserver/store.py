@@ -194,14 +194,21 @@ class Store:
         return gone
 
     def watch(
-        self, key: str, namespace: str, predicate: Predicate | None, since: int | None
+        self,
+        key: str,
+        namespace: str,
+        predicate: Predicate | None,
+        since: int | None,
+        name: str | None = None,
     ) -> Watcher:
         """Register a watcher; `since` None sends the current state as ADDED events first.
+        `name`: the one object name `predicate` admits, if it admits only one (`Watcher.name`).
 
         Otherwise every event after resourceVersion `since` is replayed (410 if compacted).
         """
         rs = self.resource(key)
         w = Watcher(namespace, predicate, self.watcher_capacity)
+        w.name = name
         if since is None:
             for entry in self.list(key, namespace):
                 if predicate is None or predicate(entry.obj):

@@ -27,6 +27,7 @@ from .registry import Registry
 from .requests import (
     JSON,
     encode,
+    only_name,
     query_bool,
     query_int64,
     selectors,
@@ -134,11 +135,11 @@ class WatchServer:
                 ns,
                 watch_predicate(info, opts.labels, opts.fields),
                 opts.since if not opts.initial_end else None,
+                only_name(opts.fields),
             )
         except errors.StatusError as err:
             await resp.write(_control_line(opts, {"type": "ERROR", "object": err.status()}))
             return resp
-        watcher.name = only_name(opts.fields)
         transport = request.transport
         if transport is not None:
             watcher.on_overrun = transport.abort
@@ -256,14 +257,6 @@ def _line_prefix(typ: str) -> bytes:
     """What a JSON watch line holds before its object."""
     prefix = _LINE_PREFIXES.get(typ)
     return prefix if prefix is not None else b'{"type":"' + typ.encode() + b'","object":'
-
-
-def only_name(fields: FieldSelector) -> str | None:
-    """The name a field selector requires (`metadata.name=x`), if it requires one."""
-    for label, op, value in fields:
-        if label == "metadata.name" and op == "=":
-            return value
-    return None
 
 
 def _control_line(opts: WatchOptions, event: dict[str, Any]) -> bytes:

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from agones.localcluster.apiserver.requests import only_name
 from agones.localcluster.apiserver.selectors import COMMON_FIELDS, fields_match, labels_match
 from agones.localcluster.apiserver.selectors import parse_label_selector as labels
 from agones.localcluster.apiserver.watch import Event, Watcher
-from agones.localcluster.apiserver.watchstream import only_name
 
 
 def obj(name: str, **lbls: str) -> dict[str, Any]:
