@@ -6,6 +6,8 @@ Every test gets structlog's configuration back as it found it. structlog's defau
 writes to the stdout pytest captures; a line a background thread logs between two tests, when
 pytest holds the terminal for its progress dots, is dropped rather than printed into them.
 
+The process runs under the agones processes' garbage-collector settings once tests are collected.
+
 Hypothesis profiles: `ci` (the default) keeps the property-based suites CI-sized and
 deterministic (derandomized, no deadline: the machine is shared); `HYPOTHESIS_PROFILE=thorough`
 runs ten times the examples with fresh randomness.
@@ -54,6 +56,16 @@ structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=_STDOUT))  
 
 def pytest_configure(config: pytest.Config) -> None:
     _STDOUT.capturing = config.getoption("capture") != "no"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The test process collects garbage as every agones process does (`aioloop.tune_gc`): what
+    collection imported is frozen, and the thresholds are the servers'. Under CPython's default
+    thresholds a full collection walked the whole heap of the in-process servers and clients
+    every few tens of thousands of allocations (over a minute of a CI run)."""
+    from agones import aioloop
+
+    aioloop.tune_gc()
 
 
 @pytest.fixture(autouse=True)

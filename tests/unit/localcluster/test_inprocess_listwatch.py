@@ -55,7 +55,12 @@ class Env:
 
 @pytest.fixture
 async def env() -> AsyncIterator[Env]:
-    async with LocalAPIServer() as server, RESTClient(load_config(server.kubeconfig)) as rest:
+    # No retries on Retry-After: the errors compared are the server's first answers (a too-large
+    # resourceVersion would otherwise be asked ten times, a second apart, as client-go does).
+    async with (
+        LocalAPIServer() as server,
+        RESTClient(load_config(server.kubeconfig), max_retries=0) as rest,
+    ):
         await rest.create(NAMESPACES, {"metadata": {"name": "other"}})
         yield Env(server, rest, RESTListWatches(rest), InProcessListWatches(server.registry, 0.05))
 
