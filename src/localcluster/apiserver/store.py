@@ -7,7 +7,10 @@ global counter as its resourceVersion, like an etcd revision. Stored objects are
 so reads, lists and watch events do not re-encode.
 
 Each resource keeps the last `history_size` events for watch replay. A watch from a resourceVersion
-older than the resource's compaction point fails with 410 Expired, as etcd compaction does.
+older than the resource's compaction point fails with 410 Expired, as etcd compaction does. The
+history keeps each past version as its JSON bytes (`PastEvent`), decoded only when a watch replays
+it or a list reads an old revision: held decoded, ten thousand versions of a resource would be
+millions of containers for the cyclic garbage collector to walk at each full collection.
 Everything runs on one asyncio loop: methods here never await, so each is atomic.
 """
 
@@ -47,6 +50,11 @@ def copy_of(entry: Entry) -> Obj:
     return copy.deepcopy(entry.obj)
 
 
+def _raw_of(entry: Entry) -> bytes:
+    """An entry's JSON bytes (encoded now for one kept without them)."""
+    return entry.raw or _encode(entry.obj)
+
+
 def json_copy(value: Obj) -> Obj:
     """A private deep copy of a JSON object, through its JSON encoding (as `copy_of`); a value that
     does not encode (not JSON: nothing the store would take) is deep-copied."""
@@ -57,13 +65,40 @@ def json_copy(value: Obj) -> Obj:
     return out
 
 
+class PastEvent:
+    """An event as the history keeps it: its stored bytes and its previous version's (the same
+    bytes objects the entries and the earlier event hold: nothing is copied), decoded on read."""
+
+    __slots__ = ("name", "namespace", "prev_raw", "raw", "rv", "type")
+
+    def __init__(self, event: Event, prev_raw: bytes | None) -> None:
+        self.type = event.type
+        self.rv = event.rv
+        self.namespace = event.namespace
+        self.name = event.name
+        self.raw = event.raw
+        self.prev_raw = prev_raw
+
+    @property
+    def obj(self) -> Obj:
+        out: Obj = _decode(self.raw)
+        return out
+
+    @property
+    def prev(self) -> Obj | None:
+        if self.prev_raw is None:
+            return None
+        out: Obj = _decode(self.prev_raw)
+        return out
+
+
 @dataclass
 class ResourceStore:
     """The objects, history and watchers of one resource (all namespaces)."""
 
     history_size: int
     objects: dict[tuple[str, str], Entry] = field(default_factory=dict)
-    history: deque[Event] = field(default_factory=deque)
+    history: deque[PastEvent] = field(default_factory=deque)
     # Events with rv <= compacted_rv may be missing from `history`.
     compacted_rv: int = 0
     watchers: set[Watcher] = field(default_factory=set)
@@ -76,9 +111,11 @@ class ResourceStore:
             self._sorted_keys = sorted(self.objects)
         return self._sorted_keys
 
-    def record(self, event: Event) -> None:
+    def record(self, event: Event, prev_raw: bytes | None) -> None:
+        """Offer `event` to the watchers and keep it (as a `PastEvent`: `prev_raw` is the JSON
+        of `event.prev`)."""
         self.writes += 1
-        self.history.append(event)
+        self.history.append(PastEvent(event, prev_raw))
         while len(self.history) > self.history_size:
             self.compacted_rv = self.history.popleft().rv
         dead = None
@@ -146,17 +183,19 @@ class Store:
         if not rs.history or rs.history[-1].rv <= rv:
             return list(self.list(key, namespace, start_after))
         state = {k: e for k, e in rs.objects.items() if not namespace or k[0] == namespace}
+        # Each object changed since `rv` was, at `rv`, what its first change after it replaced.
+        first: dict[tuple[str, str], PastEvent] = {}
         for event in reversed(rs.history):
             if event.rv <= rv:
                 break
-            if namespace and event.namespace != namespace:
-                continue
-            k = (event.namespace, event.obj["metadata"]["name"])
-            if event.type == "ADDED" or event.prev is None:
+            if not namespace or event.namespace == namespace:
+                first[(event.namespace, event.name)] = event
+        for k, event in first.items():
+            prev = None if event.type == "ADDED" else event.prev
+            if prev is None or event.prev_raw is None:
                 state.pop(k, None)
             else:
-                prev = event.prev
-                state[k] = Entry(prev, b"", int(prev["metadata"]["resourceVersion"]))
+                state[k] = Entry(prev, event.prev_raw, int(prev["metadata"]["resourceVersion"]))
         return [state[k] for k in sorted(state) if start_after is None or k > start_after]
 
     def count(self, key: str) -> int:
@@ -175,8 +214,10 @@ class Store:
         if prev is None:
             rs._sorted_keys = None
         rs.objects[k] = entry
-        kind = "ADDED" if prev is None else "MODIFIED"
-        rs.record(Event(kind, rv, ns, obj, entry.raw, None if prev is None else prev.obj))
+        if prev is None:
+            rs.record(Event("ADDED", rv, ns, obj, entry.raw), None)
+        else:
+            rs.record(Event("MODIFIED", rv, ns, obj, entry.raw, prev.obj), _raw_of(prev))
         return entry
 
     def delete(self, key: str, entry: Entry) -> Entry:
@@ -190,7 +231,7 @@ class Store:
         rs = self.resource(key)
         del rs.objects[(ns, obj["metadata"]["name"])]
         rs._sorted_keys = None
-        rs.record(Event("DELETED", rv, ns, obj, gone.raw, entry.obj))
+        rs.record(Event("DELETED", rv, ns, obj, gone.raw, entry.obj), _raw_of(entry))
         return gone
 
     def watch(

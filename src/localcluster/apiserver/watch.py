@@ -12,9 +12,28 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 Obj = dict[str, Any]
+
+
+class Change(Protocol):
+    """What a watcher reads of a change: a live `Event`, or one the store's history replays."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def rv(self) -> int: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def obj(self) -> Obj: ...
+    @property
+    def raw(self) -> bytes: ...
+    @property
+    def prev(self) -> Obj | None: ...
 
 
 @dataclass(slots=True)
@@ -27,6 +46,11 @@ class Event:
     obj: Obj
     raw: bytes
     prev: Obj | None = None
+
+    @property
+    def name(self) -> str:
+        name: str = self.obj["metadata"].get("name", "")
+        return name
 
 
 Predicate = Callable[[Obj], bool]
@@ -65,7 +89,7 @@ class Watcher:
         # timer: no Event, and no task for `wait_for`, per wait of a busy stream).
         self._waiter: asyncio.Future[None] | None = None
 
-    def interested(self, event: Event) -> tuple[str, Obj | None, bytes] | None:
+    def interested(self, event: Change) -> tuple[str, Obj | None, bytes] | None:
         """The event as this watcher sees it, after namespace and selector filtering.
 
         With a selector, an object that stops matching is reported DELETED (with its previous content)
@@ -73,26 +97,28 @@ class Watcher:
         """
         if self.namespace and event.namespace != self.namespace:
             return None
-        if self.name is not None and event.obj["metadata"].get("name") != self.name:
+        if self.name is not None and event.name != self.name:
             return None
         pred = self.predicate
+        obj = event.obj  # read once: a replayed event decodes it on each read
         if pred is None:
-            return (event.type, event.obj, event.raw)
-        now = pred(event.obj)
-        was = event.prev is not None and pred(event.prev)
+            return (event.type, obj, event.raw)
+        now = pred(obj)
+        prev = event.prev
+        was = prev is not None and pred(prev)
         if event.type == "MODIFIED":
             if now and was:
-                return (event.type, event.obj, event.raw)
+                return (event.type, obj, event.raw)
             if now:
-                return ("ADDED", event.obj, event.raw)
-            if was and event.prev is not None:
-                prev = dict(event.prev)
-                prev["metadata"] = {**prev["metadata"], "resourceVersion": str(event.rv)}
-                return ("DELETED", prev, b"")
+                return ("ADDED", obj, event.raw)
+            if was and prev is not None:
+                gone = dict(prev)
+                gone["metadata"] = {**prev["metadata"], "resourceVersion": str(event.rv)}
+                return ("DELETED", gone, b"")
             return None
-        return (event.type, event.obj, event.raw) if now else None
+        return (event.type, obj, event.raw) if now else None
 
-    def offer(self, event: Event) -> None:
+    def offer(self, event: Change) -> None:
         """Queue an event if it concerns this watcher; close the watcher if it is overrun."""
         if self.closed:
             return
