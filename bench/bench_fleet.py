@@ -27,6 +27,10 @@ controller's `/metrics` URL (`--controller-metrics`) to count its writes and 409
 
     .venv/bin/python -m bench.bench_fleet --replicas 1000 --rounds 2
 
+`--write-sequences` adds, per scale-up, the commonest sequences of GameServer updates and patches
+as the local API server answered them (`client:state:code`): which transitions were written, and
+which writes lost a race (409, or a JSON patch's failed test: 422).
+
 `--controller-arg=--api-server-qps=1000` (repeatable) passes a flag to the local controller. The
 local controller gets the stack's client budget (`StackOptions.client_qps` / `client_burst`, as
 `agones local up` gives it); Agones' own budget is
@@ -139,6 +143,15 @@ class Writes:
         self.stack = stack
         self.metrics_url = metrics_url
 
+    def trace(self, on: bool) -> dict[str, list[str]] | None:
+        """Start (`on`) or stop recording each GameServer's updates and patches at the local
+        API server (`WriteCounter.sequences`); stopping returns what was recorded."""
+        if self.stack is None:
+            return None
+        recorded = self.stack.writes.sequences
+        self.stack.writes.sequences = {} if on else None
+        return recorded
+
     def snapshot(self) -> tuple[collections.Counter[str], collections.Counter[str]]:
         if self.stack is not None:
             writes: collections.Counter[str] = collections.Counter()
@@ -222,6 +235,15 @@ def per_game_server(
     }
 
 
+def write_sequences(recorded: dict[str, list[str]] | None, top: int = 8) -> dict[str, int]:
+    """The commonest sequences of GameServer updates and patches (`client:state:code`, joined
+    by `, `) and how many GameServers took each."""
+    if not recorded:
+        return {}
+    counts = collections.Counter(", ".join(steps) for steps in recorded.values())
+    return dict(counts.most_common(top))
+
+
 def deciles(ready_at: list[float], start: float) -> list[float]:
     """GameServers/s within each tenth of the Ready times (sorted), from `start`."""
     n = len(ready_at)
@@ -247,15 +269,19 @@ async def one_round(
     timeout: float,
     pid: int | None,
     snapshots: Snapshots,
+    trace: bool = False,
 ) -> dict[str, Any]:
     seen.ready_at.clear()
     before = writes.snapshot()
     cpu_before = cpu_seconds(pid)
+    writes.trace(trace)
     start = time.perf_counter()
     await scale(client, replicas)
     done = await seen.until(lambda: len(seen.ready_at) >= replicas, timeout)
     cpu_up = cpu_seconds(pid) - cpu_before
     up = per_game_server(before, writes.snapshot(), replicas)
+    if trace:
+        up["game_server_write_sequences"] = write_sequences(writes.trace(False))
     fleet_done = await seen.until(lambda: seen.fleet_ready >= replicas, timeout)
     rss_up = rss_kib(pid)[0] if pid else 0
     await snapshots.take()
@@ -355,7 +381,14 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             for _ in range(args.rounds):
                 rounds.append(
                     await one_round(
-                        client, seen, writes, args.replicas, args.timeout, pid, snapshots
+                        client,
+                        seen,
+                        writes,
+                        args.replicas,
+                        args.timeout,
+                        pid,
+                        snapshots,
+                        args.write_sequences,
                     )
                 )
     finally:
@@ -401,6 +434,12 @@ def main() -> None:
         action="append",
         default=[],
         help="local: a flag for the controller process, e.g. --controller-arg=--api-server-qps=1000",
+    )
+    parser.add_argument(
+        "--write-sequences",
+        action="store_true",
+        help="local: each GameServer's updates and patches in the scale-up (client:state:code), "
+        "the commonest sequences with their counts",
     )
     parser.add_argument("--controller-metrics", default="", help="the controller's /metrics URL")
     parser.add_argument("--controller-pid", type=int, default=0, help="its pid, for RSS")
