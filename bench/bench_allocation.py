@@ -4,8 +4,11 @@ GameServerAllocation: API server → aggregator → extensions → allocator →
 For each batching mode (ours: no idle sleep; Agones': `--allocation-batch-wait-time` 0.5 s) and 1
 or 2 extensions replicas, a local cluster runs in a child process (`serve`, so the load generator
 does not share its CPU), with a pool of 1000 Ready GameServers written directly (no controller).
-Clients POST the simple-game-server example allocation back to back at concurrency 1, 10 and 50;
-allocated GameServers are put back to Ready between phases. Prints allocations/s, p50/p90/p99 and
+Clients POST the simple-game-server example allocation back to back at concurrency 1, 10 and 50,
+timed once each has allocated once (connections open, as `bench_allocator` times the allocator
+service); allocated GameServers are put back to Ready between phases. The cluster's process and
+the load generator run on `agones.aioloop` (uvloop, the collector tuned), as `agones local up`
+and every agones process do. Prints allocations/s, p50/p90/p99 and
 the outcomes, one line per (mode, replicas, concurrency).
 
     .venv/bin/python -m bench.bench_allocation                  # the whole table
@@ -22,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import os
 import signal
@@ -34,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agones import aioloop
 from agones.client.config import load_kube_config
 from agones.client.errors import ApiError
 from agones.client.rest import RESTClient
@@ -51,13 +54,10 @@ MODES = {"ours": 0.0, "agones": 0.5}
 
 
 async def serve(kubeconfig: str, wait: float, replicas: int, process: bool) -> None:
-    from agones.aioloop import GC_THRESHOLDS
     from agones.localcluster.stack import LocalStack, StackOptions
     from agones.logging import configure_logging
 
     configure_logging("error")
-    # The process holds the API server's store: the GC policy of `agones localcluster apiserver`.
-    gc.set_threshold(*GC_THRESHOLDS)
 
     options = StackOptions(
         nodes=2,
@@ -205,10 +205,20 @@ async def fill(rest: RESTClient, names: list[str]) -> None:
 
 
 async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, Any]:
+    """`requests` allocations by `concurrency` clients back to back, timed once each client has
+    allocated once (its connection, and the aggregator's to the extensions, open and through
+    their TLS handshakes, as `bench_allocator` does for the allocator service)."""
     latencies: list[float] = []
     outcomes: dict[str, int] = {}
     allocated: list[str] = []
     left = requests
+
+    async def warm_up() -> None:
+        status = json.loads(await rest.request("POST", ALLOCATIONS, body=REQUEST))["status"]
+        if status["state"] == "Allocated":
+            allocated.append(status["gameServerName"])
+
+    await asyncio.gather(*(warm_up() for _ in range(concurrency)))
 
     async def client() -> None:
         nonlocal left
@@ -228,6 +238,7 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
             if status["state"] == "Allocated":
                 allocated.append(status["gameServerName"])
 
+    warmed = len(allocated)
     start = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(concurrency)))
     elapsed = time.perf_counter() - start
@@ -239,6 +250,7 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
         "p99": pct(latencies, 0.99),
         "outcomes": outcomes,
         "doubles": len(allocated) - len(names),
+        "warm_up_allocations": warmed,
         "allocated": sorted(names),
     }
 
@@ -256,9 +268,13 @@ async def drive(
         out = []
         for concurrency, requests in counts.items():
             async with profiled(py_spy, f"api-c{concurrency}", server_pid):
-                before = process_cpu(server_pid)
+                before, driver = process_cpu(server_pid), time.process_time()
                 result = await phase(rest, concurrency, requests)
+                driver = time.process_time() - driver
                 result["cpu"] = cpu_per_allocation(before, process_cpu(server_pid), requests)
+                result["cpu"] += (
+                    f"\n    load generator (this process): {driver * 1000 / requests:.2f} ms"
+                )
             out.append((concurrency, result))
             await fill(rest, result["allocated"])
             await asyncio.sleep(0.5)
@@ -307,7 +323,8 @@ def run_config(
                 10: 200 if slow else requests,
                 50: 500 if slow else requests,
             }
-            for concurrency, r in asyncio.run(drive(kubeconfig, pool, counts, child.pid, py_spy)):
+            results = aioloop.run(drive(kubeconfig, pool, counts, child.pid, py_spy))
+            for concurrency, r in results:
                 print(
                     f"{mode:7s} extensions={extensions} replicas={replicas} C={concurrency:<3d} "
                     f"{r['rate']:7.1f} alloc/s  "
@@ -431,7 +448,8 @@ def main() -> None:
     parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
     args = parser.parse_args()
     if args.command == "serve":
-        asyncio.run(serve(args.kubeconfig, args.wait, args.replicas, args.process))
+        # The loop and collector settings of every agones process (`agones local up` included)
+        aioloop.run(serve(args.kubeconfig, args.wait, args.replicas, args.process))
         return
     if args.in_process:
         asyncio.run(in_process(args.pool, args.requests))
