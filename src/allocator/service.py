@@ -8,7 +8,9 @@ the result: Allocated → `AllocationResponse`; UnAllocated → the gRPC code ma
 `--http-unallocated-status-code` (429 → RESOURCE_EXHAUSTED); Contention → ABORTED; invalid input
 (`GameServerAllocationInvalid`, or anything the allocator rejects with `ValueError`) →
 INVALID_ARGUMENT with the field errors; a multi-cluster request without a usable policy →
-FAILED_PRECONDITION. Errors of the API server come out as UNAVAILABLE.
+FAILED_PRECONDITION. Any other error (the API server's, after the allocator's retries) comes out as
+UNKNOWN with its text, as Agones returns the allocator's error unwrapped and grpc-go codes it
+(grpc-gateway: 500).
 
 gRPC reads the request bytes itself, so undecodable bytes are INVALID_ARGUMENT (not the INTERNAL
 of a failed deserializer). REST reads the JSON body with protojson (camelCase or proto names,
@@ -32,6 +34,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from ..apis.allocation.v1 import GameServerAllocation
+from ..client.errors import ApiError
 from ..controllers.gameserverallocations.allocator import GameServerAllocationInvalid
 from ..controllers.gameserverallocations.multicluster import MultiClusterError
 from ..featuregates import FeatureGates
@@ -124,9 +127,9 @@ class AllocationService:
             except Exception as err:
                 if self.log is not None:
                     self.log.error("allocation failed", error=str(err))
-                raise AllocationStatusError(
-                    grpc.StatusCode.UNAVAILABLE, f"allocation failed: {err}"
-                ) from err
+                # Go's error text: a Status error's message, without our code and reason
+                message = err.message if isinstance(err, ApiError) and err.message else str(err)
+                raise AllocationStatusError(grpc.StatusCode.UNKNOWN, message) from err
             return convert_gsa_to_allocation_response(result, self.unallocated_code, self.gates)
         finally:
             self.in_flight -= 1

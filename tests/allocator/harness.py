@@ -25,7 +25,7 @@ from agones.apis.allocation.v1 import (
     GameServerAllocationState,
     GameServerAllocationStatus,
 )
-from agones.client.errors import ApiError
+from agones.client.errors import ApiError, ConflictError
 from agones.client.rest import RESTClient
 from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
 from agones.client.versioned.resources import GAME_SERVER_ALLOCATION_POLICIES as POLICIES
@@ -81,10 +81,17 @@ def make_certs(root: Path) -> Certs:
     return certs
 
 
+CONFLICT_MESSAGE = (
+    'Operation cannot be fulfilled on gameservers.agones.dev "gs-1": the object has been '
+    "modified; please apply your changes to the latest version and try again"
+)
+
+
 @dataclass
 class FakeAllocate:
     """Allocates `gs-N` unless the namespace says otherwise: `empty` → UnAllocated, `busy` →
-    Contention, `invalid` → ValueError; `gate` (an Event) holds every call until set."""
+    Contention, `invalid` → ValueError, `apierror` → the API server's 409 (as after the
+    allocator's last retry); `gate` (an Event) holds every call until set."""
 
     calls: list[GameServerAllocation] = field(default_factory=list)
     gate: Any = None
@@ -97,6 +104,8 @@ class FakeAllocate:
         namespace = gsa.metadata.get_namespace() if gsa.metadata else ""
         if namespace == "invalid":
             raise ValueError("spec.scheduling: Unsupported value")
+        if namespace == "apierror":
+            raise ConflictError(409, {"reason": "Conflict", "message": CONFLICT_MESSAGE})
         state = {
             "empty": GameServerAllocationState.UN_ALLOCATED,
             "busy": GameServerAllocationState.CONTENTION,

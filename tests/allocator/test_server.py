@@ -18,6 +18,7 @@ from agones.allocator.proto import allocation_pb2 as pb
 from agones.allocator.server import AllocatorServer
 from agones.pki import Usage
 from tests.allocator.harness import (
+    CONFLICT_MESSAGE,
     HOSTS,
     Certs,
     FakeAllocate,
@@ -114,8 +115,9 @@ async def test_rest_refuses_clients_without_a_trusted_certificate(
         ("empty", grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "there is no available GameServer"),
         ("busy", grpc.StatusCode.ABORTED, 409, "too many concurrent requests"),
         ("invalid", grpc.StatusCode.INVALID_ARGUMENT, 400, "Unsupported value"),
+        ("apierror", grpc.StatusCode.UNKNOWN, 500, CONFLICT_MESSAGE),
     ],
-    ids=["unallocated", "contention", "invalid"],
+    ids=["unallocated", "contention", "invalid", "api-server-error"],
 )
 async def test_errors_are_mapped_as_agones_maps_them(
     mux, certs: Certs, tmp_path, namespace: str, code, http: int, message: str
