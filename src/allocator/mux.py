@@ -7,8 +7,8 @@ and it runs on asyncio's loop and on uvloop alike. An accepted connection is the
 protocol: HTTP/2 (ALPN `h2`, or the HTTP/2 connection preface in plaintext or without ALPN) goes
 to the gRPC server, anything else (HTTP/1.x) to the REST handler; a listener for one API only
 routes everything to it. A backend is either an address, to which the routed connection is
-relayed byte for byte on loopback until the backend closes (the gRPC server; `relay.py`: protocol
-to protocol, one write per read, no stream or task in between), or a protocol factory (the REST
+relayed byte for byte on loopback until the backend closes (the gRPC server; `agones.relay`:
+protocol to protocol, one write per read, no stream or task in between), or a protocol factory (the REST
 app's `web.Server`), which takes the connection over in this process: its protocol gets the
 (decrypted) transport and the bytes already read, so a REST request crosses no second socket.
 
@@ -40,8 +40,8 @@ from typing import Any, cast
 
 import structlog
 
+from ..relay import relay, relay_socket
 from .clienthello import offered_alpn
-from .relay import relay, relay_socket
 from .tlsfiles import TLSFiles
 
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

@@ -14,7 +14,7 @@ the pod's own `lo` is ever created or routed: everything stays on loopback.
   (`nsenter`).
 * `PodNetwork.forward_host_port(ip, host_port, container_port, protocol)` listens on the host at
   `ip:host_port` and relays to `127.0.0.1:container_port` inside the namespace (what a CNI hostport
-  plugin does with DNAT): TCP per connection, UDP per client address.
+  plugin does with DNAT): TCP per connection (`relay.relay_server`), UDP per client address.
 * `PodNetwork.expose_host_port(port, target)` listens on `127.0.0.1:port` inside the namespace and
   relays each connection to `target` on the host (so a sidecar in the pod reaches the API server).
 * `PodNetwork.relay_tcp(address)` listens on `address` inside the namespace and relays each
@@ -45,6 +45,7 @@ from typing import Any, cast
 
 import structlog
 
+from ...relay import relay_server
 from .mounts import bind_mount
 from .podsandbox import SandboxFiles
 from .spawn import start_process
@@ -265,17 +266,12 @@ class PodNetwork:
         """Relay `ip:host_port` on the host to `127.0.0.1:container_port` in the pod."""
         loop = asyncio.get_running_loop()
         if protocol == "TCP":
-
-            async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-                try:
-                    sock = await self.connect_tcp(container_port)
-                except OSError:
-                    writer.close()
-                    return
-                r2, w2 = await asyncio.open_connection(sock=sock)
-                await _pipe_both(reader, writer, r2, w2)
-
-            server = await asyncio.start_server(on_conn, ip, host_port, reuse_address=True)
+            server = await relay_server(
+                functools.partial(self.connect_tcp, container_port),
+                ip,
+                host_port,
+                reuse_address=True,
+            )
             self._servers.append(server)
         else:
             transport, _ = await loop.create_datagram_endpoint(
@@ -288,15 +284,10 @@ class PodNetwork:
         `target` on the host."""
         sock = await self.new_socket(request)
 
-        async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            try:
-                r2, w2 = await asyncio.open_connection(*target)
-            except OSError:
-                writer.close()
-                return
-            await _pipe_both(reader, writer, r2, w2)
+        async def host_side() -> tuple[str, int]:
+            return target
 
-        server = await asyncio.start_server(on_conn, sock=sock)
+        server = await relay_server(host_side, sock=sock)
         self._servers.append(server)
         return server
 
@@ -365,30 +356,6 @@ def _close_fds(fut: asyncio.Future[tuple[bytes, list[int]]]) -> None:
 def _set(fut: asyncio.Future[None]) -> None:
     if not fut.done():
         fut.set_result(None)
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (OSError, RuntimeError):
-        pass
-
-
-async def _pipe_both(
-    r1: asyncio.StreamReader,
-    w1: asyncio.StreamWriter,
-    r2: asyncio.StreamReader,
-    w2: asyncio.StreamWriter,
-) -> None:
-    try:
-        await asyncio.gather(_pipe(r1, w2), _pipe(r2, w1))
-    finally:
-        w1.close()
-        w2.close()
 
 
 class _UDPPodSide(asyncio.DatagramProtocol):

@@ -3,7 +3,7 @@ answer.
 
 `ServiceProxy` watches Services and Endpoints. For every port of every Service whose ClusterIP is a
 loopback address (and so bindable here without creating an interface) it listens on
-`<clusterIP>:<port>` (TCP: accepts and pipes; UDP: relays each sender's datagrams through a socket of
+`<clusterIP>:<port>` (TCP: `relay.relay_server`; UDP: relays each sender's datagrams through a socket of
 its own and sends the answers back), and forwards each new connection or sender to one of the ready
 addresses of the Service's Endpoints, picked at random as kube-proxy spreads them, on the port whose
 name matches. No ready endpoint: the TCP connection is closed, the datagram dropped. LoadBalancer
@@ -26,11 +26,14 @@ from ...client.errors import ApiError
 from ...client.rest import RESTClient
 from ...client.versioned.resources import ENDPOINTS, SERVICES
 from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ...relay import relay_server
 
 log = structlog.get_logger("agones.localcluster.nodes.serviceproxy")
 Obj = dict[str, Any]
 Listener = tuple[str, int, str, str, str]  # (ip, port, protocol, service key, port name)
 UDP_IDLE = 60.0
+CONNECT_TIMEOUT = 5.0
+"""Seconds a TCP connection waits for its endpoint to accept before it is closed."""
 
 
 def desired_listeners(services: list[Obj]) -> set[Listener]:
@@ -170,30 +173,23 @@ class ServiceProxy:
                     )
                     self._open[listener] = relay
                 elif protocol == "TCP":
-                    self._open[listener] = await asyncio.start_server(
-                        functools.partial(self._serve_tcp, listener), ip, port
+                    self._open[listener] = await relay_server(
+                        functools.partial(self._endpoint, listener),
+                        ip,
+                        port,
+                        timeout=CONNECT_TIMEOUT,
                     )
             except OSError as err:
                 log.warning(
                     "cannot listen for service", service=listener[3], port=port, error=str(err)
                 )
 
-    async def _serve_tcp(
-        self, listener: Listener, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    async def _endpoint(self, listener: Listener) -> tuple[str, int]:
+        """Where a connection to `listener` goes now (refused without a ready endpoint)."""
         target = self.target(listener)
-        try:
-            if target is None:
-                raise ConnectionRefusedError("no ready endpoint")
-            up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(*target), 5)
-        except (OSError, TimeoutError):
-            writer.close()
-            return
-        try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-        finally:
-            for w in (writer, up_writer):
-                w.close()
+        if target is None:
+            raise ConnectionRefusedError("no ready endpoint")
+        return target
 
     async def _publish_load_balancers(self, services: list[Obj]) -> None:
         for svc in services:
@@ -208,14 +204,3 @@ class ServiceProxy:
                 await self.client.patch(
                     SERVICES, md["name"], body, namespace=md["namespace"], subresource="status"
                 )
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while chunk := await reader.read(65536):
-            writer.write(chunk)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (ConnectionError, OSError):
-        writer.close()
