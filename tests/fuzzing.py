@@ -135,11 +135,13 @@ def mutated(draw: st.DrawFn, valid: Any) -> Any:
     paths = [p for p in _paths(obj) if p]
     if not paths:
         return draw(json_values)
-    path = draw(st.sampled_from(paths))
+    # Indices, not `sampled_from(list)`: an integers strategy is built once and cached, a
+    # sampled_from of a fresh list is built and validated again on every draw.
+    path = paths[draw(st.integers(0, len(paths) - 1))]
     parent = obj
     for step in path[:-1]:
         parent = parent[step]
-    action = draw(st.sampled_from(["replace", "delete", "wrap"]))
+    action = ("replace", "delete", "wrap")[draw(st.integers(0, 2))]
     if action == "delete":
         del parent[path[-1]]
     elif action == "wrap":

@@ -200,28 +200,29 @@ def _fields(route: Any) -> list[str]:
     return sorted(set(names))
 
 
-@st.composite
-def wrong_types(draw: st.DrawFn, route: Any) -> bytes:
-    """An object whose known fields carry values of any type (often the wrong one)."""
-    fields = [*_fields(route), "unknownField"]
-    body = draw(st.dictionaries(st.sampled_from(fields), json_values, min_size=1, max_size=3))
-    return json.dumps(body).encode()
+def wrong_types(route: Any) -> st.SearchStrategy[bytes]:
+    """Objects whose known fields carry values of any type (often the wrong one)."""
+    fields = st.sampled_from([*_fields(route), "unknownField"])
+    bodies = st.dictionaries(fields, json_values, min_size=1, max_size=3)
+    return bodies.map(lambda body: json.dumps(body).encode())
+
+
+# Strategies built once (one built inside each draw is validated again every time).
+ROUTE = st.integers(0, len(BODY_ROUTES) - 1)
+WRONG_TYPES = [wrong_types(route) for route in BODY_ROUTES]
+KIND = st.sampled_from(["not-object", "undecodable", "wrong-types", "deep"])
+BODIES = {"not-object": not_objects, "undecodable": undecodable, "deep": deep_objects}
+QUERY = st.sampled_from(["", "update_mask=capacity", "x=1", "countDiff=abc"])
 
 
 @st.composite
 def rest_inputs(draw: st.DrawFn) -> tuple[Any, bytes, str, bool]:
     """(route, body, query, whether the body must be refused as undecodable)."""
-    route = draw(st.sampled_from(BODY_ROUTES))
-    kind = draw(st.sampled_from(["not-object", "undecodable", "wrong-types", "deep"]))
-    if kind == "not-object":
-        body = draw(not_objects)
-    elif kind == "undecodable":
-        body = draw(undecodable)
-    elif kind == "deep":
-        body = draw(deep_objects)
-    else:
-        body = draw(wrong_types(route))
-    query = draw(st.sampled_from(["", "update_mask=capacity", "x=1", "countDiff=abc"]))
+    index = draw(ROUTE)
+    route = BODY_ROUTES[index]
+    kind = draw(KIND)
+    body = draw(WRONG_TYPES[index]) if kind == "wrong-types" else draw(BODIES[kind])
+    query = draw(QUERY)
     if route.template == "/health" and kind == "not-object" and body.startswith(b"{"):
         kind = "wrong-types"
     return route, body, query, kind in ("not-object", "undecodable")
@@ -351,19 +352,17 @@ UNARY = [
 ]
 
 
+GRPC_METHOD = st.sampled_from(UNARY)
+GRPC_BYTES = st.one_of(
+    st.binary(max_size=24),
+    st.sampled_from([b"\x0a\xff", b"\x08\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80", b"\xff"]),
+    st.binary(max_size=8).map(lambda b: b"\x0a\x05" + b),
+)
+
+
 @st.composite
 def grpc_inputs(draw: st.DrawFn) -> tuple[str, bytes]:
-    method = draw(st.sampled_from(UNARY))
-    raw = draw(
-        st.one_of(
-            st.binary(max_size=24),
-            st.sampled_from(
-                [b"\x0a\xff", b"\x08\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80", b"\xff"]
-            ),
-            st.binary(max_size=8).map(lambda b: b"\x0a\x05" + b),
-        )
-    )
-    return method, raw
+    return draw(GRPC_METHOD), draw(GRPC_BYTES)
 
 
 def test_grpc_malformed_messages(sidecar: Sidecar) -> None:

@@ -43,22 +43,30 @@ KINDS = sorted({(r.group, r.kind) for r in ROUTES})
 GATES = [DEFAULT_GATES, FeatureGates.parse("AutopilotPassthroughPort=true&PlayerTracking=true")]
 
 
+# Strategies built once (one built inside each draw is validated again every time).
+PATHS = st.sampled_from(["/mutate", "/validate"])
+KIND = st.sampled_from(KINDS)
+SAME_KIND = {
+    kind: st.sampled_from([v for v in VALID if v.get("kind") == kind] or VALID) for _, kind in KINDS
+}
+OPERATIONS = st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT", ""])
+
+
 @st.composite
 def reviews(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    path = draw(st.sampled_from(["/mutate", "/validate"]))
-    group, kind = draw(st.sampled_from(KINDS))
-    same_kind = [v for v in VALID if v.get("kind") == kind] or VALID
-    valid = draw(st.sampled_from(same_kind))
-    obj = draw(st.one_of(mutated(valid), mutated(valid), json_values))
-    operation = draw(st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT", ""]))
+    path = draw(PATHS)
+    group, kind = draw(KIND)
+    valid = draw(SAME_KIND[kind])
+    obj = draw(json_values) if draw(st.integers(0, 2)) == 2 else draw(mutated(valid))
+    operation = draw(OPERATIONS)
     request: dict[str, Any] = {
-        "uid": draw(st.one_of(st.just("u1"), texts)),
+        "uid": draw(texts) if draw(st.booleans()) else "u1",
         "kind": {"group": group, "version": "v1", "kind": kind},
         "operation": operation,
         "object": obj,
     }
     if operation == "UPDATE":
-        request["oldObject"] = draw(st.one_of(st.just(valid), mutated(valid)))
+        request["oldObject"] = draw(mutated(valid)) if draw(st.booleans()) else valid
     if draw(st.integers(0, 9)) == 0:
         request["kind"] = draw(json_values)
     return path, {
