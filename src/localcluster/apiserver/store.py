@@ -191,10 +191,10 @@ class Store:
             if not namespace or event.namespace == namespace:
                 first[(event.namespace, event.name)] = event
         for k, event in first.items():
-            prev = None if event.type == "ADDED" else event.prev
-            if prev is None or event.prev_raw is None:
+            if event.type == "ADDED" or event.prev_raw is None:
                 state.pop(k, None)
             else:
+                prev: Obj = _decode(event.prev_raw)
                 state[k] = Entry(prev, event.prev_raw, int(prev["metadata"]["resourceVersion"]))
         return [state[k] for k in sorted(state) if start_after is None or k > start_after]
 
