@@ -213,10 +213,15 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
     allocated: list[str] = []
     left = requests
 
-    async def warm_up() -> None:
-        status = json.loads(await rest.request("POST", ALLOCATIONS, body=REQUEST))["status"]
+    def record(raw: bytes) -> str:
+        """The answer's state; an allocated GameServer's name is kept (doubles, the refill)."""
+        status = json.loads(raw)["status"]
         if status["state"] == "Allocated":
             allocated.append(status["gameServerName"])
+        return str(status["state"])
+
+    async def warm_up() -> None:
+        record(await rest.request("POST", ALLOCATIONS, body=REQUEST))
 
     await asyncio.gather(*(warm_up() for _ in range(concurrency)))
 
@@ -233,10 +238,8 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
                 )
                 continue
             latencies.append(time.perf_counter() - start)
-            status = json.loads(raw)["status"]
-            outcomes[status["state"]] = outcomes.get(status["state"], 0) + 1
-            if status["state"] == "Allocated":
-                allocated.append(status["gameServerName"])
+            state = record(raw)
+            outcomes[state] = outcomes.get(state, 0) + 1
 
     warmed = len(allocated)
     start = time.perf_counter()
