@@ -28,8 +28,6 @@ from typing import Any, Literal
 
 import aiohttp
 import msgspec
-from aiohttp.client_proto import ResponseHandler
-from aiohttp.client_reqrep import ConnectionKey
 from yarl import URL
 
 from ..clock import Clock, RealClock
@@ -96,30 +94,6 @@ def _selector_params(label_selector: str | None, field_selector: str | None) -> 
     return params
 
 
-MAX_IDLE_CONNS_PER_HOST = 25
-"""client-go's transports keep at most 25 idle connections per host (`transport/cache.go`):
-more are opened while more requests are in flight, and closed as they finish."""
-
-
-class IdleCappedConnector(aiohttp.TCPConnector):
-    """aiohttp's connector keeps every released connection for reuse; this one closes a released
-    connection when `MAX_IDLE_CONNS_PER_HOST` already wait idle for its host, as Go's
-    `http.Transport` does with `MaxIdleConnsPerHost`. Without it, a burst of parallel requests
-    (a scale-down's deletions) leaves its connections, and their buffers, open afterwards."""
-
-    def _release(
-        self,
-        key: ConnectionKey,
-        protocol: ResponseHandler,
-        *,
-        should_close: bool = False,
-    ) -> None:
-        idle = self._conns.get(key)
-        if idle is not None and len(idle) >= MAX_IDLE_CONNS_PER_HOST:
-            should_close = True
-        super()._release(key, protocol, should_close=should_close)
-
-
 def new_session(
     config: Config, ssl_context: ssl.SSLContext | None, headers: Mapping[str, str] | None = None
 ) -> aiohttp.ClientSession:
@@ -130,7 +104,12 @@ def new_session(
         auth = aiohttp.BasicAuth(config.username, config.password or "")
     return aiohttp.ClientSession(
         auth=auth,
-        connector=IdleCappedConnector(ssl=ssl_context if ssl_context else False, limit=0),
+        # client-go talks HTTP/2 to kube-apiserver: one connection carries all of a clientset's
+        # concurrent requests, so it never pays a TLS handshake per request. Over HTTP/1.1 the
+        # same holds when every connection opened for a burst is kept for the next one; aiohttp
+        # closes one after 15 s idle. (Go's HTTP/1.1 cap of 25 idle connections per host made
+        # the controller open 2.7 new TLS connections per GameServer of a Fleet at full speed.)
+        connector=aiohttp.TCPConnector(ssl=ssl_context if ssl_context else False, limit=0),
         # client-go's http.Client has no cookie jar: cookies a server or proxy sets are not sent
         # back (and no jar is searched on each request).
         cookie_jar=aiohttp.DummyCookieJar(),
