@@ -261,6 +261,31 @@ async def scale(client: RESTClient, replicas: int) -> None:
     await client.patch(FLEETS, FLEET, body, namespace=NAMESPACE, subresource="scale")
 
 
+def stack_pids(stack: LocalStack | None) -> dict[str, int]:
+    """The local stack's processes by role: this one (API server, bench) and its children."""
+    if stack is None:
+        return {}
+    pids = {"cluster+bench": os.getpid()}
+    for role, proc in (
+        ("nodes", stack.nodes_proc),
+        ("controller", stack.controller_proc),
+        ("allocator", stack.allocator_proc),
+    ):
+        if proc is not None:
+            pids[role] = proc.pid
+    return pids
+
+
+def cpu_by_process(pids: dict[str, int]) -> dict[str, float]:
+    return {role: cpu_seconds(pid) for role, pid in pids.items()}
+
+
+def cpu_ms_per_game_server(
+    before: dict[str, float], after: dict[str, float], replicas: int
+) -> dict[str, float]:
+    return {role: round(1000 * (after[role] - before[role]) / replicas, 2) for role in before}
+
+
 async def one_round(
     client: RESTClient,
     seen: Observed,
@@ -270,15 +295,19 @@ async def one_round(
     pid: int | None,
     snapshots: Snapshots,
     trace: bool = False,
+    pids: dict[str, int] | None = None,
 ) -> dict[str, Any]:
+    pids = pids or {}
     seen.ready_at.clear()
     before = writes.snapshot()
     cpu_before = cpu_seconds(pid)
+    processes_before = cpu_by_process(pids)
     writes.trace(trace)
     start = time.perf_counter()
     await scale(client, replicas)
     done = await seen.until(lambda: len(seen.ready_at) >= replicas, timeout)
     cpu_up = cpu_seconds(pid) - cpu_before
+    processes_up = cpu_ms_per_game_server(processes_before, cpu_by_process(pids), replicas)
     up = per_game_server(before, writes.snapshot(), replicas)
     if trace:
         up["game_server_write_sequences"] = write_sequences(writes.trace(False))
@@ -288,10 +317,12 @@ async def one_round(
     times = sorted(seen.ready_at.values())
     before = writes.snapshot()
     cpu_before = cpu_seconds(pid)
+    processes_before = cpu_by_process(pids)
     down_start = time.perf_counter()
     await scale(client, 0)
     gone = await seen.until(lambda: not seen.existing, timeout)
     cpu_down = cpu_seconds(pid) - cpu_before
+    processes_down = cpu_ms_per_game_server(processes_before, cpu_by_process(pids), replicas)
     down = per_game_server(before, writes.snapshot(), replicas)
     rss_down = rss_kib(pid)[0] if pid else 0
     await snapshots.take()
@@ -303,6 +334,7 @@ async def one_round(
             "seconds_to_fleet_status_ready": round(fleet_done - start, 2),
             **up,
             "controller_cpu_seconds_per_game_server": round(cpu_up / replicas, 5),
+            "cpu_ms_per_game_server_by_process": processes_up,
             "controller_rss_mib_at_n": round(rss_up / 1024, 1),
         },
         "scale_down": {
@@ -310,6 +342,7 @@ async def one_round(
             "game_servers_per_second": round(replicas / (gone - down_start), 1),
             **down,
             "controller_cpu_seconds_per_game_server": round(cpu_down / replicas, 5),
+            "cpu_ms_per_game_server_by_process": processes_down,
             "controller_rss_mib_after": round(rss_down / 1024, 1),
         },
     }
@@ -389,6 +422,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                         pid,
                         snapshots,
                         args.write_sequences,
+                        stack_pids(stack),
                     )
                 )
     finally:
