@@ -8,7 +8,10 @@ HTTPS session), allocate back to back at concurrency 1, 10 and 50, spread round-
 replicas; allocated GameServers are put back to Ready between phases. One line per (mode, protocol,
 replicas, concurrency): allocations/s, p50/p90/p99 in ms and the outcomes. `--modes agones` runs
 the allocators with Agones' fixed `--allocation-batch-wait-time=500ms` (default here: 0, no idle
-sleep).
+sleep). `--budget local` (the default) gives each allocator the client budget `agones local up`
+gives its own (2000 QPS / 3000 burst per clientset); `--budget agones` keeps the allocator's and
+the chart's default, Agones' 400 / 500, under which one replica writes at most 400 GameServers/s
+once its burst is spent (so C = 50 waits 50 / 400 s = 125 ms by Little's law).
 
     .venv/bin/python -m bench.bench_allocator                  # ours, grpc+rest, 1 and 2 replicas
     .venv/bin/python -m bench.bench_allocator --modes ours,agones --requests 200
@@ -37,11 +40,13 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
+from agones.allocator.settings import AllocatorServiceSettings
 from agones.client.config import load_kube_config
 from agones.client.errors import ApiError
 from agones.client.rest import RESTClient
 from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRDS
 from agones.client.versioned.resources import GAME_SERVERS
+from agones.localcluster.stack_options import StackOptions
 from agones.pki import CertificateAuthority, Usage
 from bench.bench_allocation import cpu_per_allocation, process_cpu, profiled
 
@@ -49,6 +54,17 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "default"
 METHOD = "/allocation.AllocationService/Allocate"
 MODES = {"ours": "0s", "agones": "500ms"}
+_LOCAL, _AGONES = StackOptions(), AllocatorServiceSettings()
+BUDGETS = {
+    "local": [
+        f"--api-server-qps={_LOCAL.client_qps}",
+        f"--api-server-qps-burst={_LOCAL.client_burst}",
+    ],
+    "agones": [
+        f"--api-server-qps={_AGONES.api_server_qps}",
+        f"--api-server-qps-burst={_AGONES.api_server_qps_burst}",
+    ],
+}
 REQUEST = pb.AllocationRequest(
     namespace=NAMESPACE,
     gameServerSelectors=[pb.GameServerSelector(matchLabels={"agones.dev/fleet": "green-fleet"})],
@@ -344,9 +360,8 @@ async def main(args: argparse.Namespace) -> None:
         try:
             for mode in args.modes.split(","):
                 for replicas in [int(r) for r in args.replicas.split(",")]:
-                    await cluster.start_allocators(
-                        replicas, MODES[mode], args.allocator_args.split(), args.grpc_port
-                    )
+                    extra = [*BUDGETS[args.budget], *args.allocator_args.split()]
+                    await cluster.start_allocators(replicas, MODES[mode], extra, args.grpc_port)
                     for protocol in args.protocols.split(","):
                         for concurrency in [int(c) for c in args.concurrency.split(",")]:
                             await fill_pool(rest, args.pool)
@@ -365,7 +380,8 @@ async def main(args: argparse.Namespace) -> None:
                                 cpu = cpu_per_allocation(before, process_cpu(os.getpid()), made)
                             inside = server_side(metrics, await allocator_metrics(cluster))
                             print(
-                                f"mode={mode} protocol={protocol} replicas={replicas} C={concurrency}: "
+                                f"mode={mode} budget={args.budget} protocol={protocol} "
+                                f"replicas={replicas} C={concurrency}: "
                                 f"{r['per_s']:.0f} allocations/s, p50 {r['p50']:.1f} ms, "
                                 f"p90 {r['p90']:.1f} ms, p99 {r['p99']:.1f} ms, outcomes {r['outcomes']}"
                                 f"\n    first wave (C at once, untimed): slowest "
@@ -393,6 +409,12 @@ if __name__ == "__main__":
     )
     parser.add_argument(
         "--grpc-port", action="store_true", help="gRPC on a port of its own (grpc's own TLS)"
+    )
+    parser.add_argument(
+        "--budget",
+        choices=sorted(BUDGETS),
+        default="local",
+        help="the allocators' client budget: agones local up's (default) or Agones' 400 / 500",
     )
     parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
     parser.add_argument("--logs", default="", help="keep the processes' logs in this directory")
