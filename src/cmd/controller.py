@@ -33,6 +33,9 @@ from ..logging import configure_logging
 from ..portallocator import PortAllocator, PortRange, parse_port_ranges, validate_port_ranges
 from . import flags, memtrace
 
+SCHEDULED_WRITE_DELAY = 0.1
+"""Default of `--scheduled-write-delay` (seconds)."""
+
 
 @dataclass
 class ControllerConfig:
@@ -52,6 +55,9 @@ class ControllerConfig:
     """The GameServerSet controller's batch and parallelism limits."""
     autoscaler_policy_modules: list[str] = field(default_factory=list)
     """Modules imported at start-up that register in-process autoscaling policies."""
+    scheduled_write_delay: float = SCHEDULED_WRITE_DELAY
+    """How long the GameServer controller holds a Scheduled write for an SDK Ready() (agones-py's
+    --scheduled-write-delay; 0 = at once, as Agones)."""
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -89,6 +95,14 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         flags.go_duration,
         car.requests_rate_limit,
         "how long the sidecar coalesces SDK writes",
+    )
+    add(
+        parser,
+        "--scheduled-write-delay",
+        flags.go_duration,
+        SCHEDULED_WRITE_DELAY,
+        "agones-py: how long after a Starting GameServer's pod gets its IPs the Scheduled write"
+        " waits for an SDK Ready() that makes it unnecessary (0s: at once, as Agones)",
     )
     add(parser, "--always-pull-sidecar", flags.go_bool, car.always_pull, "pull the sidecar always")
     add(parser, "--sdk-service-account", str, car.sdk_service_account, "GameServer pods' account")
@@ -170,7 +184,13 @@ def config_from_args(args: argparse.Namespace) -> tuple[ControllerConfig, list[s
     errors += _check_game_server_set_settings(game_server_sets)
     modules = [m.strip() for m in args.autoscaler_policy_modules.split(",") if m.strip()]
     errors += _import_policy_modules(modules)
-    config = ControllerConfig(settings, ranges, sidecar, gates, game_server_sets, modules)
+    if args.scheduled_write_delay < 0:
+        errors.append(
+            f"scheduled-write-delay must not be negative, got {args.scheduled_write_delay}s"
+        )
+    config = ControllerConfig(
+        settings, ranges, sidecar, gates, game_server_sets, modules, args.scheduled_write_delay
+    )
     return config, errors
 
 
@@ -223,6 +243,7 @@ def build_game_server_controllers(
         config.gates,
         clock=context.clock,
         logger=context.logger,
+        scheduled_write_delay=config.scheduled_write_delay,
     )
     metrics = (
         GameServerMetrics(factory, clock=context.clock)

@@ -99,8 +99,14 @@ class Controller:
         *,
         clock: Clock | None = None,
         logger: Any = None,
+        scheduled_write_delay: float = 0.0,
     ) -> None:
         self.client = client
+        self.scheduled_write_delay = scheduled_write_delay
+        """Seconds between first seeing a Starting GameServer's pod with IPs and writing Scheduled
+        (see `sync_game_server_starting_state`); 0 writes at once, as Agones does."""
+        self._addressed_at: dict[str, float] = {}
+        """Starting GameServers whose pod was seen with IPs, by key: when (monotonic)."""
         self.port_allocator = port_allocator
         self.sidecar_config = sidecar_config
         self.gates = gates
@@ -176,7 +182,9 @@ class Controller:
     def _on_game_server_delete(self, obj: Any) -> None:
         gs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if isinstance(gs, GameServer):
-            self.game_server_cache.forget(f"{gs.meta.get_namespace()}/{gs.meta.get_name()}")
+            key = f"{gs.meta.get_namespace()}/{gs.meta.get_name()}"
+            self.game_server_cache.forget(key)
+            self._addressed_at.pop(key, None)
             self.events.forget(gs)  # its uid never comes back: the correlator's entries are dead
 
     def _owner_key(self, pod: Pod) -> ExplicitKey | None:
@@ -389,19 +397,39 @@ class Controller:
         return pod, node
 
     async def sync_game_server_starting_state(self, gs: GameServer) -> GameServer:
-        """Once the pod has a node and IPs: fill address and ports, move to Scheduled."""
+        """Once the pod has a node and IPs: fill address and ports, move to Scheduled.
+
+        With `scheduled_write_delay`, the write waits that long after the pod was first seen
+        with IPs: a game that calls `Ready()` as it starts has its sidecar's RequestReady land
+        meanwhile, and the RequestReady step then fills the address and writes Ready — one write
+        fewer, and no Scheduled PUT losing (409) to the sidecar's patch. A game slower than that
+        gets its Scheduled that much later."""
+        key = f"{gs.meta.get_namespace()}/{gs.meta.get_name()}"
         if gs.state() != GameServerState.STARTING or gs.meta.is_being_deleted():
+            self._addressed_at.pop(key, None)
             return gs
         if gs.get_dev_address()[1]:
             return gs
         pod, node = await self._node_for(gs)
         if not pod_ips(pod):
             raise Requeue(f"pod IPs not yet populated for Pod {gs.meta.get_name()}")
+        self._hold_scheduled_write(key)
         gs_copy = apply_game_server_address_and_port(with_own_status(gs), node, pod, self.gates)
         gs_copy.gs_status.state = GameServerState.SCHEDULED
         stored = await self._update(gs_copy)
+        self._addressed_at.pop(key, None)
         self._event(stored, stored.state(), "Address and port populated")
         return stored
+
+    def _hold_scheduled_write(self, key: str) -> None:
+        """`Requeue` until `scheduled_write_delay` has passed since the pod was seen with IPs."""
+        if self.scheduled_write_delay <= 0:
+            return
+        now = self.clock.monotonic()
+        seen = self._addressed_at.setdefault(key, now)
+        left = seen + self.scheduled_write_delay - now
+        if left > 0:
+            raise Requeue("holding Scheduled for an SDK Ready()", after=left)
 
     async def sync_game_server_request_ready_state(self, gs: GameServer) -> GameServer:
         """RequestReady → Ready, filling the address first if Scheduled was never seen."""

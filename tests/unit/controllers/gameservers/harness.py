@@ -131,6 +131,7 @@ async def running(
     api: FakeAPI | None = None,
     workers: int = 4,
     clock: Clock | None = None,
+    scheduled_write_delay: float = 0.0,
 ) -> AsyncIterator[Harness]:
     gates = gates or FeatureGates()
     api = api or FakeAPI()
@@ -140,7 +141,16 @@ async def running(
     factory = SharedInformerFactory(api, 0)
     events = EventBroadcaster(api)
     allocator = PortAllocator({"default": PortRange(*port_range)}, gates, random.Random(1))
-    controller = Controller(api, factory, events, allocator, SidecarConfig(), gates, clock=clock)
+    controller = Controller(
+        api,
+        factory,
+        events,
+        allocator,
+        SidecarConfig(),
+        gates,
+        clock=clock,
+        scheduled_write_delay=scheduled_write_delay,
+    )
     counter = PerNodeCounter(factory)
     # Re-check waits once the caches (and every handler registered before) saw a change.
     poke = ResourceEventHandlerFuncs(api.poke, api.poke, api.poke)

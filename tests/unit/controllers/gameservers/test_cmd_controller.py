@@ -8,6 +8,8 @@ import asyncio
 import aiohttp
 import pytest
 import structlog
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from agones.client.versioned.resources import GAME_SERVERS
@@ -57,6 +59,36 @@ def test_flags_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert config.sidecar.requests_rate_limit == 1.0
     assert config.sidecar.run_as_user == 2000
     assert not config.gates.enabled(Feature.SIDECAR_CONTAINERS)
+
+
+PORTS = ["--min-port", "7000", "--max-port", "8000"]
+
+
+def test_scheduled_write_delay_flag_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    config, errors = cmd.config_from_args(parse(PORTS))
+    assert errors == [] and config.scheduled_write_delay == cmd.SCHEDULED_WRITE_DELAY == 0.1
+    config, errors = cmd.config_from_args(parse([*PORTS, "--scheduled-write-delay", "0s"]))
+    assert errors == [] and config.scheduled_write_delay == 0.0
+    monkeypatch.setenv("SCHEDULED_WRITE_DELAY", "1m30s")
+    config, errors = cmd.config_from_args(parse(PORTS))
+    assert errors == [] and config.scheduled_write_delay == 90.0
+    _, errors = cmd.config_from_args(parse([*PORTS, "--scheduled-write-delay=-1s"]))
+    assert errors == ["scheduled-write-delay must not be negative, got -1.0s"]
+
+
+@given(st.text())
+def test_any_scheduled_write_delay_gives_a_config_an_error_line_or_a_usage_error(
+    text: str,
+) -> None:
+    try:
+        config, errors = cmd.config_from_args(parse([*PORTS, f"--scheduled-write-delay={text}"]))
+    except SystemExit as exit_info:  # not a Go duration: argparse's one-line usage error
+        assert exit_info.code == 2
+        return
+    if config.scheduled_write_delay < 0:
+        assert len(errors) == 1 and "\n" not in errors[0]
+    else:
+        assert errors == []
 
 
 @pytest.mark.parametrize(

@@ -363,3 +363,63 @@ async def test_a_deleted_game_server_leaves_nothing_in_the_event_correlator() ->
         await h.events.flush()
         await h.api.wait_for(lambda: h.events.cached() == 0)
         assert h.events.correlator._keys_of == {}
+
+
+async def _advance_until(h: Any, clock: FakeClock, name: str, state: str) -> dict[str, Any]:
+    """Move the fake clock in 10 ms steps (giving the informers real time between them) until
+    `name` is in `state`."""
+    for _ in range(500):
+        gs = h.gs(name)
+        if gs is not None and gs.get("status", {}).get("state") == state:
+            return gs  # type: ignore[no-any-return]
+        await clock.advance(0.01)
+        await asyncio.sleep(0.002)
+    raise AssertionError(f"{name} never reached {state}: {h.gs(name)}")
+
+
+async def test_a_ready_within_the_scheduled_write_delay_makes_the_scheduled_write_unnecessary() -> (
+    None
+):
+    """The pod got its IPs; the controller holds its Scheduled write; the SDK's Ready() lands
+    meanwhile: the controller fills the address with Ready, and never writes Scheduled."""
+    clock = FakeClock()
+    async with running(clock=clock, scheduled_write_delay=0.5) as h:
+        await h.create(game_server("gs1"))
+        await _advance_until(h, clock, "gs1", "Starting")
+        before = h.api.writes[("update", "gameservers")]
+        await h.schedule("gs1")
+        for _ in range(20):  # 0.2 s of fake time: the sync saw the IPs, and holds the write
+            await clock.advance(0.01)
+            await asyncio.sleep(0.002)
+        assert "default/gs1" in h.controller._addressed_at
+        gs = h.gs("gs1")
+        assert gs is not None and gs["status"]["state"] == "Starting"
+        await h.set_state("gs1", "RequestReady")
+        ready = await _advance_until(h, clock, "gs1", "Ready")
+        assert ready["status"]["address"] == "127.0.0.2"
+        assert ready["status"]["nodeName"] == "node-1"
+        await clock.advance(1.0)  # the held sync comes back and finds nothing to do
+        await asyncio.sleep(0.05)
+        assert h.api.writes[("update", "gameservers")] - before == 1  # Ready only
+        assert h.api.conflicts == 0
+        assert h.controller._addressed_at == {}
+
+
+async def test_a_game_slower_than_the_scheduled_write_delay_is_scheduled_after_it() -> None:
+    clock = FakeClock()
+    async with running(clock=clock, scheduled_write_delay=0.5) as h:
+        await h.create(game_server("gs1"))
+        await _advance_until(h, clock, "gs1", "Starting")
+        await h.schedule("gs1")
+        await h.api.wait_for(lambda: h.controller.pod_lister.list()[0].status)
+        for _ in range(40):  # 0.4 s of fake time: still within the delay
+            await clock.advance(0.01)
+            await asyncio.sleep(0.002)
+        gs = h.gs("gs1")
+        assert gs is not None and gs["status"]["state"] == "Starting"
+        seen = h.controller._addressed_at["default/gs1"]
+        scheduled = await _advance_until(h, clock, "gs1", "Scheduled")
+        assert clock.monotonic() >= seen + 0.5
+        assert scheduled["status"]["address"] == "127.0.0.2"
+        assert h.api.conflicts == 0
+        assert h.controller._addressed_at == {}
