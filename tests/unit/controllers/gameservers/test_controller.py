@@ -365,15 +365,20 @@ async def test_a_deleted_game_server_leaves_nothing_in_the_event_correlator() ->
         assert h.events.correlator._keys_of == {}
 
 
+async def _tick(clock: FakeClock, steps: int = 1) -> None:
+    """Move the fake clock 10 ms `steps` times, giving the informers real time after each step."""
+    for _ in range(steps):
+        await clock.advance(0.01)
+        await asyncio.sleep(0.002)
+
+
 async def _advance_until(h: Any, clock: FakeClock, name: str, state: str) -> dict[str, Any]:
-    """Move the fake clock in 10 ms steps (giving the informers real time between them) until
-    `name` is in `state`."""
+    """`_tick` until `name` is in `state`."""
     for _ in range(500):
         gs = h.gs(name)
         if gs is not None and gs.get("status", {}).get("state") == state:
             return gs  # type: ignore[no-any-return]
-        await clock.advance(0.01)
-        await asyncio.sleep(0.002)
+        await _tick(clock)
     raise AssertionError(f"{name} never reached {state}: {h.gs(name)}")
 
 
@@ -388,9 +393,7 @@ async def test_a_ready_within_the_scheduled_write_delay_makes_the_scheduled_writ
         await _advance_until(h, clock, "gs1", "Starting")
         before = h.api.writes[("update", "gameservers")]
         await h.schedule("gs1")
-        for _ in range(20):  # 0.2 s of fake time: the sync saw the IPs, and holds the write
-            await clock.advance(0.01)
-            await asyncio.sleep(0.002)
+        await _tick(clock, 20)  # 0.2 s of fake time: the sync saw the IPs, and holds the write
         assert "default/gs1" in h.controller._addressed_at
         gs = h.gs("gs1")
         assert gs is not None and gs["status"]["state"] == "Starting"
@@ -412,9 +415,7 @@ async def test_a_game_slower_than_the_scheduled_write_delay_is_scheduled_after_i
         await _advance_until(h, clock, "gs1", "Starting")
         await h.schedule("gs1")
         await h.api.wait_for(lambda: h.controller.pod_lister.list()[0].status)
-        for _ in range(40):  # 0.4 s of fake time: still within the delay
-            await clock.advance(0.01)
-            await asyncio.sleep(0.002)
+        await _tick(clock, 40)  # 0.4 s of fake time: still within the delay
         gs = h.gs("gs1")
         assert gs is not None and gs["status"]["state"] == "Starting"
         seen = h.controller._addressed_at["default/gs1"]
