@@ -11,7 +11,9 @@ the allocators with Agones' fixed `--allocation-batch-wait-time=500ms` (default 
 sleep). `--budget local` (the default) gives each allocator the client budget `agones local up`
 gives its own (2000 QPS / 3000 burst per clientset); `--budget agones` keeps the allocator's and
 the chart's default, Agones' 400 / 500, under which one replica writes at most 400 GameServers/s
-once its burst is spent (so C = 50 waits 50 / 400 s = 125 ms by Little's law).
+once its burst is spent (so C = 50 waits 50 / 400 s = 125 ms by Little's law). The load
+generator runs on `agones.aioloop` (uvloop, the collector tuned and on its clock), as the
+processes it measures do.
 
     .venv/bin/python -m bench.bench_allocator                  # ours, grpc+rest, 1 and 2 replicas
     .venv/bin/python -m bench.bench_allocator --modes ours,agones --requests 200
@@ -38,6 +40,7 @@ import grpc
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from agones import aioloop
 from agones.allocator.certs import write_pair
 from agones.allocator.proto import allocation_pb2 as pb
 from agones.allocator.settings import AllocatorServiceSettings
@@ -418,4 +421,4 @@ if __name__ == "__main__":
     )
     parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
     parser.add_argument("--logs", default="", help="keep the processes' logs in this directory")
-    asyncio.run(main(parser.parse_args()))
+    aioloop.run(main(parser.parse_args()))

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 from typing import Any
 
 import structlog
 
+from .. import aioloop
 from ..client.rest import RESTClient
 from ..controllers.gameserverallocations.allocator import Allocator, AllocatorSettings
 from ..controllers.gameserverallocations.multicluster import (
@@ -91,11 +91,10 @@ class AllocatorApp:
         synced = await self.factory.wait_for_cache_sync(CACHE_SYNC_TIMEOUT)
         if not all(synced.values()):
             raise RuntimeError(f"caches did not sync: {synced}")
-        # What lives now (modules, schemas, the synced caches) lives long: keep the cyclic GC from
-        # rescanning it on every full collection, a pause in every allocation then in flight (as
-        # the controller runner does; GameServers have no cycles, refcounting still frees them).
-        gc.collect()
-        gc.freeze()
+        # What lives now (modules, schemas, the synced caches) lives long: no collection, a pause
+        # in every allocation then in flight, walks it again (GameServers have no cycles:
+        # refcounting still frees them).
+        aioloop.freeze_long_lived()
         await self.server.start()
 
     async def stop(self) -> None:

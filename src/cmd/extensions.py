@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,10 +201,9 @@ class Extensions:
     async def start(self) -> None:
         if self.settings.allocation_api:
             await self._start_allocation()
-        # What lives now (modules, schemas, the synced caches) lives long: keep the cyclic GC from
-        # rescanning it on every full collection (as the controller runner and the allocator do).
-        gc.collect()
-        gc.freeze()
+        # What lives now (modules, schemas, the synced caches) lives long (as the controller
+        # runner and the allocator find).
+        aioloop.freeze_long_lived()
         await self.webhooks.start(self.settings.bind, self.settings.webhook_port)
         app = web.Application()
         self.health.add_routes(app)

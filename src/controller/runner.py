@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import signal
 import uuid
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from aiohttp import web
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from .. import aioloop
 from ..client.rest import RESTClient
 from ..clock import Clock, RealClock
 from ..httpserver import serve_app
@@ -164,10 +164,9 @@ class ControllerRunner:
             if not all(synced.values()):
                 raise RuntimeError(f"caches did not sync: {synced}")
             self.synced = True
-            # The synced caches are long-lived: keep the cyclic GC from rescanning them on every
-            # full collection (JSON objects have no cycles, so refcounting still frees them).
-            gc.collect()
-            gc.freeze()
+            # The synced caches are long-lived: no collection walks them again (JSON objects have
+            # no cycles, so refcounting still frees them).
+            aioloop.freeze_long_lived()
             self.log.info("caches synced; starting workers", workers=self.settings.num_workers)
             tasks = [
                 asyncio.create_task(r.run(self.settings.num_workers), name=f"controller {i}")

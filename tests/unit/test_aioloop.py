@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -88,3 +89,102 @@ def test_tune_gc_freezes_the_live_heap_and_sets_the_thresholds() -> None:
     assert gc.get_threshold() == aioloop.GC_THRESHOLDS
     assert gc.get_freeze_count() > len(kept)
     assert not any(o is kept for o in gc.get_objects())
+
+
+class _Node:
+    """An object in a reference cycle: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _cycle_frozen_while_alive(collector: aioloop.Collector) -> weakref.ref[_Node]:
+    node = _Node()
+    collector.collect_young()  # survives the young collection: frozen
+    ref = weakref.ref(node)
+    del node  # garbage now, but in the frozen generation
+    return ref
+
+
+def test_collect_young_freezes_the_survivors() -> None:
+    gc.unfreeze()
+    collector = aioloop.Collector(clock=_Clock())
+    survivors = [[i] for i in range(100)]
+    collector.collect_young()
+    frozen = gc.get_freeze_count()
+    assert frozen >= len(survivors)
+    assert not any(o is survivors for o in gc.get_objects())  # never walked again
+    assert collector.full_collections == 0
+
+
+def test_a_young_cycle_is_collected_at_the_next_tick() -> None:
+    gc.unfreeze()
+    collector = aioloop.Collector(clock=_Clock())
+    ref = weakref.ref(_Node())
+    assert ref() is not None  # only the cyclic collector can free it
+    collector.collect_young()
+    assert ref() is None
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "grown", "collected"),
+    [
+        pytest.param(61.0, 2_000, True, id="grown-and-due"),
+        pytest.param(59.0, 2_000, False, id="grown-not-due"),
+        pytest.param(61.0, 0, False, id="due-not-grown"),
+    ],
+)
+def test_frozen_garbage_waits_for_the_full_collection(
+    elapsed: float, grown: int, collected: bool
+) -> None:
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()  # as `tune_gc` leaves the heap before `run` starts the collector
+    clock = _Clock()
+    collector = aioloop.Collector(clock=clock, growth=0.25, floor=1_000, full_interval=60.0)
+    ref = _cycle_frozen_while_alive(collector)
+    base = max(collector.base, collector.floor)
+    held = [[i] for i in range(grown and int(base * 0.25) + grown)]
+    clock.now = elapsed
+    collector.collect_young()
+    assert (ref() is None) is collected
+    assert collector.full_collections == int(collected)
+    if collected:
+        assert collector.base >= len(held)  # reckoned anew from the heap the collection left
+
+
+def test_run_collects_on_its_clock() -> None:
+    seen: dict[str, object] = {}
+
+    async def main() -> None:
+        seen["collector"] = aioloop._running
+        kept = [[i] for i in range(1_000)]  # young until the collector's tick
+        while any(o is kept for o in gc.get_objects(generation=0)):
+            await asyncio.sleep(0.01)
+        seen["frozen"] = not any(o is kept for o in gc.get_objects())
+
+    aioloop.run(main())
+    assert isinstance(seen["collector"], aioloop.Collector)
+    assert seen["frozen"] is True
+    assert aioloop._running is None
+
+
+def test_freeze_long_lived_rebases_the_running_collector() -> None:
+    async def main() -> tuple[int, int]:
+        caches = [{"n": i} for i in range(20_000)]
+        aioloop.freeze_long_lived()
+        assert aioloop._running is not None
+        base, frozen = aioloop._running.base, gc.get_freeze_count()
+        assert len(caches) == 20_000  # alive, so frozen
+        return base, frozen
+
+    base, frozen = aioloop.run(main())
+    assert base == frozen >= 20_000
