@@ -9,6 +9,9 @@ Contract:
 * A non-2xx response raises the typed `ApiError` subclass for its code, carrying the Status. When the
   server sends `Retry-After` with a 429 or 5xx, the request is retried after that delay, up to
   `max_retries` times, as client-go does; then the error is raised.
+* Requests go over `http1.ConnectionPool` (keep-alive HTTP/1.1, every connection a burst opened
+  kept for the next one: half the CPU per request of aiohttp's client, measured by
+  `bench/rest_client_cpu.py`); watch streams over an aiohttp session.
 * `watch()` yields one raw JSON event (bytes, no newline) per line of the stream and ends when the
   server closes it; lines of any size are handled.
 * HTTP metrics go to `agones_k8s_client_http_request_*` with the URL template (`{namespace}`,
@@ -25,6 +28,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import quote, urlencode
 
 import aiohttp
 import msgspec
@@ -33,6 +37,7 @@ from yarl import URL
 from ..clock import Clock, RealClock
 from .config import Config
 from .errors import error_from_response
+from .http1 import ConnectionPool
 from .metrics import ClientMetrics
 from .throttle import ClientsetRateLimiters
 
@@ -130,10 +135,13 @@ class RESTClient:
         self.max_retries = max_retries
         self.rate_limiters = ClientsetRateLimiters(config.qps, config.burst, self.clock)
         self._session: aiohttp.ClientSession | None = None
+        self._pool: ConnectionPool | None = None
         self._ssl = config.ssl_context()
         self._timeout = aiohttp.ClientTimeout(total=config.timeout)
         # (bearer token, content type) -> the request headers: a handful, built once
         self._headers_by: dict[tuple[str | None, str | None], dict[str, str]] = {}
+        # the same for `ConnectionPool.request`: the header lines as bytes
+        self._head_by: dict[tuple[str | None, str | None], bytes] = {}
         base = URL(config.host)
         self._base_url = None if base.raw_query_string or base.raw_fragment else base
         self._base_path = base.raw_path.rstrip("/")
@@ -145,6 +153,9 @@ class RESTClient:
         await self.close()
 
     async def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -153,6 +164,45 @@ class RESTClient:
         if self._session is None or self._session.closed:
             self._session = new_session(self.config, self._ssl)
         return self._session
+
+    def _get_pool(self) -> ConnectionPool:
+        if self._pool is None:
+            base = URL(self.config.host)
+            if base.scheme not in ("http", "https") or not base.raw_host:
+                raise ValueError(f"not an http(s) server URL: {self.config.host!r}")
+            port = base.port or (443 if base.scheme == "https" else 80)
+            self._pool = ConnectionPool(base.raw_host, port, self._ssl)
+        return self._pool
+
+    def _head(self, content_type: str | None) -> bytes:
+        """The header lines of a request through the pool, built once per token and type."""
+        token = self.config.bearer_token()
+        head = self._head_by.get((token, content_type))
+        if head is None:
+            lines = [f"User-Agent: {self.config.user_agent}", "Accept: application/json"]
+            if token:
+                lines.append(f"Authorization: Bearer {token}")
+            elif self.config.username is not None:
+                auth = aiohttp.BasicAuth(self.config.username, self.config.password or "")
+                lines.append(f"Authorization: {auth.encode()}")
+            if content_type:
+                lines.append(f"Content-Type: {content_type}")
+            head = "".join(f"{line}\r\n" for line in lines).encode("latin-1")
+            if len(self._head_by) > 16:  # a rotating token file: drop the old tokens' ones
+                self._head_by.clear()
+            self._head_by[(token, content_type)] = head
+        return head
+
+    def target(self, path: str, params: Mapping[str, str] | None = None) -> str:
+        """The request target of `path` and `params` on the server: what `url` gives, path and
+        query, percent-encoded."""
+        if self._base_url is not None and "/." not in path and _PLAIN_PATH.fullmatch(path):
+            target = self._base_path + path
+        else:
+            target = URL(self.config.host + path).raw_path
+        if params:
+            target += "?" + urlencode(params, quote_via=quote)
+        return target
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
         """The per-request headers (aiohttp copies them into each request, never changes them)."""
@@ -193,29 +243,22 @@ class RESTClient:
         if body is not None:
             data = body if isinstance(body, bytes) else _encoder.encode(body)
             content_type = content_type or "application/json"
-        session = self._get_session()
+        pool = self._get_pool()
+        target = self.target(path, params)
+        head = self._head(content_type)
         attempt = 0
         while True:
             await self.rate_limiters.wait(path)
             start = time.perf_counter()
-            async with session.request(
-                method,
-                self.url(path),
-                params=params,
-                data=data,
-                headers=self._headers(content_type),
-                timeout=self._timeout,
-            ) as resp:
-                payload = await resp.read()
-                ClientMetrics.request(
-                    method, endpoint or path, resp.status, time.perf_counter() - start
-                )
-                if resp.status < 300:
-                    return payload
-                err = error_from_response(resp.status, payload, resp.headers)
-                retryable = "Retry-After" in resp.headers and (
-                    resp.status == 429 or resp.status >= 500
-                )
+            async with asyncio.timeout(self.config.timeout or None):
+                resp = await pool.request(method, target, head, data)
+            ClientMetrics.request(
+                method, endpoint or path, resp.status, time.perf_counter() - start
+            )
+            if resp.status < 300:
+                return resp.body
+            err = error_from_response(resp.status, resp.body, resp.headers)
+            retryable = "Retry-After" in resp.headers and (resp.status == 429 or resp.status >= 500)
             if not retryable or attempt >= self.max_retries:
                 raise err
             attempt += 1
