@@ -264,11 +264,14 @@ class ConnectionPool:
         port: int,
         ssl_context: ssl.SSLContext | None,
         *,
+        server_hostname: str | None = None,
         idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         self.host = host
         self.port = port
         self.ssl_context = ssl_context
+        self.server_hostname = server_hostname or host
+        """The name the server's certificate is checked against (and sent as SNI)."""
         self.idle_timeout = idle_timeout
         default_port = 443 if ssl_context is not None else 80
         bracketed = f"[{host}]" if ":" in host else host
@@ -336,7 +339,7 @@ class ConnectionPool:
                 self.host,
                 self.port,
                 ssl=self.ssl_context,
-                server_hostname=self.host if self.ssl_context is not None else None,
+                server_hostname=self.server_hostname if self.ssl_context is not None else None,
             )
         except OSError as err:
             raise HTTPConnectionError(f"cannot connect to {self.host_header}: {err}") from err

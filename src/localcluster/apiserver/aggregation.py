@@ -9,6 +9,7 @@ APIService exists; its `Available` condition reflects a discovery probe of the b
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import ssl
@@ -16,7 +17,9 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from yarl import URL
 
+from ...client.http1 import ConnectionPool
 from . import errors, limits
 from .meta import now_rfc3339
 from .registry import Registry
@@ -41,7 +44,8 @@ _HOP_HEADERS = {
 class Aggregator:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self._session: aiohttp.ClientSession | None = None
+        # (host, port, TLS context, name checked) -> the connections kept to that backend
+        self._pools: dict[tuple[str, int, ssl.SSLContext, str | None], ConnectionPool] = {}
         self._contexts: dict[tuple[bool, str], ssl.SSLContext] = {}
         # Unavailable APIServices are probed again with back-off until their backend answers.
         self.work = EmbeddedQueue("apiservice-availability", self._probe)
@@ -68,9 +72,9 @@ class Aggregator:
 
     async def stop(self) -> None:
         await self.work.stop()
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for pool in self._pools.values():
+            pool.close()
+        self._pools.clear()
 
     async def _probe(self, item: tuple[str, ...]) -> bool | None:
         (name,) = item
@@ -113,8 +117,8 @@ class Aggregator:
         return not ok
 
     def _ssl_context(self, insecure: bool, ca_bundle: str) -> ssl.SSLContext:
-        """One context per (trust, CA bundle): aiohttp pools connections per context, so a
-        context per request would mean a TLS handshake per proxied request."""
+        """One context per (trust, CA bundle): connections are kept per context, so a context
+        per request would mean a TLS handshake per proxied request."""
         key = (insecure, ca_bundle)
         ctx = self._contexts.get(key)
         if ctx is None:
@@ -141,29 +145,29 @@ class Aggregator:
         target = resolve_service(
             self.registry.store, svc.get("namespace", ""), svc["name"], int(svc.get("port", 443))
         )
-        ctx = self._ssl_context(bool(spec.get("insecureSkipTLSVerify")), spec.get("caBundle") or "")
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
-        url = target.base_url + path + (f"?{query}" if query else "")
-        kwargs: dict[str, Any] = {"ssl": ctx}
-        if not spec.get("insecureSkipTLSVerify"):
-            kwargs["server_hostname"] = target.server_name
+        insecure = bool(spec.get("insecureSkipTLSVerify"))
+        ctx = self._ssl_context(insecure, spec.get("caBundle") or "")
+        # the URL the request goes to, encoded as a client would send it
+        url = URL(target.base_url + path + (f"?{query}" if query else ""))
+        server_name = None if insecure else target.server_name
+        key = (url.raw_host or "", url.port or 443, ctx, server_name)
+        pool = self._pools.get(key)
+        if pool is None:
+            pool = self._pools[key] = ConnectionPool(
+                key[0], key[1], ctx, server_hostname=server_name
+            )
         fwd = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS}
         fwd["X-Remote-User"] = "system:admin"
         fwd["X-Remote-Group"] = "system:masters"
-        async with self._session.request(
-            method,
-            url,
-            data=body or None,
-            headers=fwd,
-            timeout=aiohttp.ClientTimeout(total=60),
-            **kwargs,
-        ) as resp:
-            return (
-                resp.status,
-                {k: v for k, v in resp.headers.items() if k.lower() not in _HOP_HEADERS},
-                await resp.read(),
-            )
+        # header text as aiohttp decoded it from the client's bytes, so the same bytes go on
+        head = "".join(f"{k}: {v}\r\n" for k, v in fwd.items()).encode("utf-8", "surrogateescape")
+        async with asyncio.timeout(60):
+            resp = await pool.request(method, url.raw_path_qs, head, body or None)
+        return (
+            resp.status,
+            {k: v for k, v in resp.headers.items() if k.lower() not in _HOP_HEADERS},
+            resp.body,
+        )
 
     async def proxy(
         self, request: web.Request, group: str, version: str
