@@ -251,10 +251,9 @@ async def test_any_bytes_give_an_answer_or_an_error_never_a_hang(
     assert isinstance(response, Response)
 
 
-@pytest.mark.parametrize("use_uvloop", [True, False], ids=["uvloop", "asyncio"])
-def test_tls_connections_are_kept_on_either_loop(use_uvloop: bool) -> None:
-    """uvloop's TLS transport is not an `asyncio.Transport` subclass: the pool must not care."""
-    pair = self_signed(["127.0.0.1"])
+def tls_contexts(names: list[str]) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a self-signed certificate for `names`, and a client trusting it."""
+    pair = self_signed(names)
     server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     with tempfile.TemporaryDirectory() as tmp:
         cert, key = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
@@ -263,20 +262,41 @@ def test_tls_connections_are_kept_on_either_loop(use_uvloop: bool) -> None:
         server_tls.load_cert_chain(cert, key)
     client_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     client_tls.load_verify_locations(cadata=pair.cert_pem.decode())
+    return server_tls, client_tls
+
+
+async def tls_bodies(
+    server_tls: ssl.SSLContext, client_tls: ssl.SSLContext, server_hostname: str | None = None
+) -> list[bytes]:
     script = ScriptedServer(fixed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
-
-    async def main() -> list[bytes]:
-        server = await asyncio.start_server(script._serve, "127.0.0.1", 0, ssl=server_tls)
-        pool = ConnectionPool("127.0.0.1", server.sockets[0].getsockname()[1], client_tls)
-        try:
-            return [(await pool.request("GET", "/x", HEAD)).body for _ in range(3)]
-        finally:
-            assert pool.opened == 1
-            pool.close()
-            server.close()
-            await server.wait_closed()
-
+    server = await asyncio.start_server(script._serve, "127.0.0.1", 0, ssl=server_tls)
+    port = server.sockets[0].getsockname()[1]
+    pool = ConnectionPool("127.0.0.1", port, client_tls, server_hostname=server_hostname)
     try:
-        assert aioloop.run(main(), use_uvloop=use_uvloop) == [b"ok"] * 3
+        bodies = [(await pool.request("GET", "/x", HEAD)).body for _ in range(3)]
+        assert pool.opened == 1
+        return bodies
+    finally:
+        pool.close()
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize("use_uvloop", [True, False], ids=["uvloop", "asyncio"])
+def test_tls_connections_are_kept_on_either_loop(use_uvloop: bool) -> None:
+    """uvloop's TLS transport is not an `asyncio.Transport` subclass: the pool must not care."""
+    server_tls, client_tls = tls_contexts(["127.0.0.1"])
+    try:
+        bodies = aioloop.run(tls_bodies(server_tls, client_tls), use_uvloop=use_uvloop)
     finally:
         gc.unfreeze()  # `aioloop.run` froze this process's heap
+    assert bodies == [b"ok"] * 3
+
+
+async def test_the_certificate_is_checked_against_the_name_given() -> None:
+    """The aggregator dials an address and checks the Service's DNS name, as kube-aggregator."""
+    server_tls, client_tls = tls_contexts(["agones-allocator.agones-system.svc"])
+    bodies = await tls_bodies(server_tls, client_tls, "agones-allocator.agones-system.svc")
+    assert bodies == [b"ok"] * 3
+    with pytest.raises(ConnectionError, match="cannot connect"):
+        await tls_bodies(server_tls, client_tls)  # 127.0.0.1 is not in the certificate
