@@ -172,6 +172,17 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000 if ordered else 0.0
 
 
+def after_first_wave(timed: list[tuple[float, float]], wave_end: float) -> str:
+    """p50 / p99 of the timed allocations that started once every client's untimed first one
+    was answered (`timed`: start, seconds taken): the closed loop without the first wave's
+    burst, whose new connections and TLS handshakes the earliest timed requests wait behind."""
+    after = [took for start, took in timed if start >= wave_end]
+    return (
+        f"after the first wave ({len(after)} of {len(timed)}): "
+        f"p50 {pct(after, 0.5):.1f} ms, p99 {pct(after, 0.99):.1f} ms"
+    )
+
+
 async def put_ready(rest: RESTClient, name: str, node: str) -> None:
     from tests.integration.gameserverallocations.harness import ready_game_server
 
@@ -212,9 +223,12 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
     A client goes on to its timed allocations as soon as its first is answered (no barrier
     that would line the clients up into a second burst). The rate counts the timed
     allocations from the first one's start to the last one's answer; `first_wave_max` is the
-    slowest untimed first allocation, the burst's own latency."""
+    slowest untimed first allocation, the burst's own latency; `after_first_wave` the p50 and
+    p99 of the timed ones that started once every first one was answered."""
     latencies: list[float] = []
     first_wave: list[float] = []
+    wave_ends: list[float] = []
+    timed: list[tuple[float, float]] = []
     outcomes: dict[str, int] = {}
     allocated: list[str] = []
     spans: list[float] = []
@@ -231,7 +245,8 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
         nonlocal left
         start = time.perf_counter()
         record(await rest.request("POST", ALLOCATIONS, body=REQUEST))
-        first_wave.append(time.perf_counter() - start)
+        wave_ends.append(time.perf_counter())
+        first_wave.append(wave_ends[-1] - start)
         while left > 0:
             left -= 1
             start = time.perf_counter()
@@ -246,6 +261,7 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
             end = time.perf_counter()
             spans.append(end)
             latencies.append(end - start)
+            timed.append((start, end - start))
             state = record(raw)
             outcomes[state] = outcomes.get(state, 0) + 1
 
@@ -257,6 +273,7 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
         "p90": pct(latencies, 0.90),
         "p99": pct(latencies, 0.99),
         "first_wave_max": max(first_wave) * 1000,
+        "after_first_wave": after_first_wave(timed, max(wave_ends)),
         "outcomes": outcomes,
         "doubles": len(allocated) - len(names),
         "allocated": sorted(names),
@@ -340,6 +357,7 @@ def run_config(
                     f"p50 {r['p50']:6.1f} ms  p90 {r['p90']:6.1f} ms  p99 {r['p99']:6.1f} ms  "
                     f"{r['outcomes']} doubles={r['doubles']}\n"
                     f"    first wave (C at once, untimed): slowest {r['first_wave_max']:.1f} ms\n"
+                    f"    {r['after_first_wave']}\n"
                     f"    CPU ms per allocation: {r['cpu']}",
                     flush=True,
                 )

@@ -51,7 +51,7 @@ from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRD
 from agones.client.versioned.resources import GAME_SERVERS
 from agones.localcluster.stack_options import StackOptions
 from agones.pki import CertificateAuthority, Usage
-from bench.bench_allocation import cpu_per_allocation, process_cpu, profiled
+from bench.bench_allocation import after_first_wave, cpu_per_allocation, process_cpu, profiled
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "default"
@@ -315,7 +315,8 @@ async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int
     measured — and each goes on to its timed allocations as soon as its first is answered (no
     barrier that would line the clients up into a second burst). The rate counts the timed
     allocations from the first one's start to the last one's answer; `first_wave_max` is the
-    slowest untimed first allocation."""
+    slowest untimed first allocation; `after_first_wave` the p50 and p99 of the timed ones that
+    started once every first one was answered."""
     make = grpc_client if protocol == "grpc" else rest_client
     ports = cluster.ports if protocol == "grpc" else cluster.rest_ports
     clients = [await make(cluster, ports[i % len(ports)]) for i in range(concurrency)]
@@ -323,6 +324,8 @@ async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int
         await allocate()
     latencies: list[float] = []
     first_wave: list[float] = []
+    wave_ends: list[float] = []
+    timed: list[tuple[float, float]] = []
     spans: list[float] = []
     outcomes: Counter[str] = Counter()
     remaining = requests
@@ -331,13 +334,15 @@ async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int
         nonlocal remaining
         start = time.perf_counter()
         await allocate()
-        first_wave.append(time.perf_counter() - start)
+        wave_ends.append(time.perf_counter())
+        first_wave.append(wave_ends[-1] - start)
         while remaining > 0:
             remaining -= 1
             start = time.perf_counter()
             outcome = await allocate()
             end = time.perf_counter()
             latencies.append(end - start)
+            timed.append((start, end - start))
             spans.extend((start, end))
             outcomes[outcome] += 1
 
@@ -350,6 +355,7 @@ async def phase(cluster: Cluster, protocol: str, concurrency: int, requests: int
         "p90": pct(latencies, 0.9),
         "p99": pct(latencies, 0.99),
         "first_wave_max": max(first_wave) * 1000,
+        "after_first_wave": after_first_wave(timed, max(wave_ends)),
         "outcomes": dict(outcomes),
     }
 
@@ -389,6 +395,7 @@ async def main(args: argparse.Namespace) -> None:
                                 f"p90 {r['p90']:.1f} ms, p99 {r['p99']:.1f} ms, outcomes {r['outcomes']}"
                                 f"\n    first wave (C at once, untimed): slowest "
                                 f"{r['first_wave_max']:.1f} ms"
+                                f"\n    {r['after_first_wave']}"
                                 f"\n    allocators: {inside}"
                                 f"\n    CPU ms per allocation: {cpu}",
                                 flush=True,
