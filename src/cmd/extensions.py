@@ -83,6 +83,10 @@ class ExtensionsSettings:
     """Seconds the idle allocation batch loop sleeps (Agones: 0.5)."""
     allocation_partition: Partition = field(default_factory=Partition)
     """This replica's share of the allocation candidates."""
+    api_server_qps: float = 400.0
+    """Sustained queries per second to the API server, per clientset (Agones' default)."""
+    api_server_qps_burst: int = 500
+    """Burst of queries per second to the API server, per clientset."""
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -112,6 +116,12 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "idle sleep of the allocation batch loop (Agones 500ms)",
     )
     flags.add(parser, "--allocation-partition", str, "", "this replica's share: INDEX/COUNT")
+    flags.add(
+        parser, "--api-server-qps", float, s.api_server_qps, "sustained QPS to the API server"
+    )
+    flags.add(
+        parser, "--api-server-qps-burst", int, s.api_server_qps_burst, "burst to the API server"
+    )
 
 
 def settings_from_args(args: argparse.Namespace) -> ExtensionsSettings:
@@ -130,6 +140,8 @@ def settings_from_args(args: argparse.Namespace) -> ExtensionsSettings:
         allocation_api=args.allocation_api,
         allocation_batch_wait_time=args.allocation_batch_wait_time,
         allocation_partition=Partition.parse(args.allocation_partition),
+        api_server_qps=args.api_server_qps,
+        api_server_qps_burst=args.api_server_qps_burst,
     )
 
 
@@ -177,7 +189,9 @@ class Extensions:
     async def _start_allocation(self) -> None:
         """The allocator, fed by its own informers, behind the allocation API."""
         s = self.settings
-        self._client = RESTClient(load_config(s.kubeconfig or None))
+        config = load_config(s.kubeconfig or None)
+        config.qps, config.burst = s.api_server_qps, s.api_server_qps_burst
+        self._client = RESTClient(config)
         self._factory = SharedInformerFactory(self._client)
         # Events draw from the client's Kubernetes budget, the allocation writes from its Agones
         # one (Agones' kubeClient beside its agonesClient), so Events never slow allocations.

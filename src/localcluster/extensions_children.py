@@ -1,10 +1,10 @@
 """The local stack's extensions as child processes (`StackOptions(extensions_process=True)`).
 
-`ExtensionsChildren(spawn, free_port, kubeconfig, replicas, batch_wait, gates).start(cert, key,
-tls_dir)`
+`ExtensionsChildren(spawn, free_port, kubeconfig, replicas, batch_wait, gates, extra_args).start(
+cert, key, tls_dir)`
 writes the stack's webhook certificate into `tls_dir`, starts `replicas` `agones extensions`
 processes (webhooks and the allocation API on 127.0.0.1, replica i with `--allocation-partition
-i/replicas`), each on a free port (`ports`, for the Service's addresses) with its health port, and
+i/replicas`, then `extra_args`: the stack gives its client budget), each on a free port (`ports`, for the Service's addresses) with its health port, and
 returns once every one answers `/ready` (its informers synced, its ports bound); `RuntimeError`
 when one exits or is not ready in time. `procs` are the processes, for the stack to stop.
 `wait_ready(proc, health_port, what, timeout)` is that wait, shared with the allocator service.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import aiohttp
@@ -54,6 +54,7 @@ class ExtensionsChildren:
         replicas: int,
         batch_wait: float,
         gates: str,
+        extra_args: Sequence[str] = (),
     ) -> None:
         self.spawn = spawn
         self.free_port = free_port
@@ -61,6 +62,7 @@ class ExtensionsChildren:
         self.replicas = replicas
         self.batch_wait = batch_wait
         self.gates = gates
+        self.extra_args = list(extra_args)
         self.procs: list[asyncio.subprocess.Process] = []
         self.ports: list[int] = []
 
@@ -80,6 +82,7 @@ class ExtensionsChildren:
             f"--allocation-partition={index}/{self.replicas}",
             "--log-level=warn",
             *([f"--feature-gates={self.gates}"] if self.gates else []),
+            *self.extra_args,
         ]
 
     async def start(self, cert: bytes, key: bytes, tls: Path, timeout: float = 60.0) -> None:

@@ -131,6 +131,7 @@ async def start_webhooks(stack: Stack) -> None:
             o.extensions_replicas,
             o.allocation_batch_wait_time,
             o.gates,
+            client_budget_args(o),
         )
         stack.extensions_procs = children.procs
         stack.extensions_ports = children.ports

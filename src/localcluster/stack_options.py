@@ -30,7 +30,7 @@ class StackOptions:
     client_qps: int = 2000
     client_burst: int = 3000
     """The client budget per clientset (`--api-server-qps` / `--api-server-qps-burst`) of the
-    controller and the allocator service the stack runs. Agones' defaults (400 / 500, kept by the
+    controller, the allocator service and the `agones extensions` processes the stack runs. Agones' defaults (400 / 500, kept by the
     commands and the Helm chart) protect a shared kube-apiserver; the local API server serves
     several thousand writes/s, and at 400/s the controller's budget alone would cap a Fleet's
     scale-up at ~90 GameServers/s (5 GameServer writes each)."""

@@ -6,6 +6,7 @@ webhooks still default and reject GameServers, the aggregated allocation API sti
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +88,13 @@ def test_webhooks_and_allocation_api_served_by_child_processes(threaded: Threade
         return bool(state == "UnAllocated")
 
     wait_for(none_left, timeout=30, interval=0.2, what="UnAllocated once all are taken")
+
+
+def test_child_processes_have_the_stack_client_budget(threaded: ThreadedStack) -> None:
+    """As the controller and the allocator service: at Agones' 400 writes/s one extensions
+    process answered every C = 50 allocation after 50 / 400 s = 125 ms once its burst was spent."""
+    options = threaded.stack.options
+    for proc in threaded.stack.extensions_procs:
+        argv = Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode().split("\0")
+        assert f"--api-server-qps={options.client_qps}" in argv
+        assert f"--api-server-qps-burst={options.client_burst}" in argv

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import ssl
 
@@ -28,6 +29,30 @@ def test_partition_flag(text: str, want: Partition) -> None:
 def test_bad_partition_flag_is_a_clear_error(text: str) -> None:
     with pytest.raises(ValueError, match="partition"):
         Partition.parse(text)
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "want"),
+    [
+        pytest.param([], {}, (400.0, 500), id="agones-defaults"),
+        pytest.param(
+            ["--api-server-qps=2000", "--api-server-qps-burst=3000"], {}, (2000.0, 3000), id="flags"
+        ),
+        pytest.param(
+            [], {"API_SERVER_QPS": "50.5", "API_SERVER_QPS_BURST": "60"}, (50.5, 60), id="env"
+        ),
+    ],
+)
+def test_client_budget_flags(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], env: dict[str, str], want: tuple[float, int]
+) -> None:
+    """Agones' `agones.extensions.apiServerQPS` / `apiServerQPSBurst` (the chart's env vars)."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    parser = argparse.ArgumentParser()
+    cmd.add_flags(parser)
+    settings = cmd.settings_from_args(parser.parse_args(argv))
+    assert (settings.api_server_qps, settings.api_server_qps_burst) == want
 
 
 async def test_extensions_command_serves_the_allocation_api() -> None:
