@@ -57,6 +57,12 @@ _PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~/:@]*")
 """Path characters that percent-encoding leaves as they are (unreserved, `/`, `:`, `@`)."""
 
 
+def _plain(path: str) -> bool:
+    """Whether `path` can be joined to the parsed host as it stands: percent-encoding would leave
+    it as it is (every name the API allows) and it has no dot segment to normalise."""
+    return "/." not in path and _PLAIN_PATH.fullmatch(path) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Resource:
     """Where a resource lives in the API (a GroupVersionResource plus its scope)."""
@@ -99,16 +105,21 @@ def _selector_params(label_selector: str | None, field_selector: str | None) -> 
     return params
 
 
+def session_headers(config: Config) -> dict[str, str]:
+    """The headers every request of `config`'s client carries: the user agent, JSON accepted,
+    basic auth when set (a bearer token, per request, takes its place)."""
+    headers = {"User-Agent": config.user_agent, "Accept": "application/json"}
+    if config.username is not None:
+        headers["Authorization"] = aiohttp.encode_basic_auth(config.username, config.password or "")
+    return headers
+
+
 def new_session(
     config: Config, ssl_context: ssl.SSLContext | None, headers: Mapping[str, str] | None = None
 ) -> aiohttp.ClientSession:
     """An aiohttp session for `config.host`: its TLS (`config.ssl_context()`, built once by the
-    caller), basic auth when set, the user agent, JSON accepted, plus `headers`; no cookies."""
-    auth = None
-    if config.username is not None:
-        auth = aiohttp.BasicAuth(config.username, config.password or "")
+    caller), `session_headers` plus `headers`; no cookies."""
     return aiohttp.ClientSession(
-        auth=auth,
         # client-go talks HTTP/2 to kube-apiserver: one connection carries all of a clientset's
         # concurrent requests, so it never pays a TLS handshake per request. Over HTTP/1.1 the
         # same holds when every connection opened for a burst is kept for the next one; aiohttp
@@ -118,7 +129,7 @@ def new_session(
         # client-go's http.Client has no cookie jar: cookies a server or proxy sets are not sent
         # back (and no jar is searched on each request).
         cookie_jar=aiohttp.DummyCookieJar(),
-        headers={"User-Agent": config.user_agent, "Accept": "application/json", **(headers or {})},
+        headers={**session_headers(config), **(headers or {})},
     )
 
 
@@ -137,11 +148,9 @@ class RESTClient:
         self._session: aiohttp.ClientSession | None = None
         self._pool: ConnectionPool | None = None
         self._ssl = config.ssl_context()
-        self._timeout = aiohttp.ClientTimeout(total=config.timeout)
-        # (bearer token, content type) -> the request headers: a handful, built once
-        self._headers_by: dict[tuple[str | None, str | None], dict[str, str]] = {}
-        # the same for `ConnectionPool.request`: the header lines as bytes
-        self._head_by: dict[tuple[str | None, str | None], bytes] = {}
+        # (bearer token, content type) -> the per-request headers, as aiohttp takes them (watch
+        # streams) and as the header lines `ConnectionPool.request` takes: a handful, built once
+        self._headers_by: dict[tuple[str | None, str | None], tuple[dict[str, str], bytes]] = {}
         base = URL(config.host)
         self._base_url = None if base.raw_query_string or base.raw_fragment else base
         self._base_path = base.raw_path.rstrip("/")
@@ -175,28 +184,14 @@ class RESTClient:
         return self._pool
 
     def _head(self, content_type: str | None) -> bytes:
-        """The header lines of a request through the pool, built once per token and type."""
-        token = self.config.bearer_token()
-        head = self._head_by.get((token, content_type))
-        if head is None:
-            lines = [f"User-Agent: {self.config.user_agent}", "Accept: application/json"]
-            if token:
-                lines.append(f"Authorization: Bearer {token}")
-            elif self.config.username is not None:
-                auth = aiohttp.BasicAuth(self.config.username, self.config.password or "")
-                lines.append(f"Authorization: {auth.encode()}")
-            if content_type:
-                lines.append(f"Content-Type: {content_type}")
-            head = "".join(f"{line}\r\n" for line in lines).encode("latin-1")
-            if len(self._head_by) > 16:  # a rotating token file: drop the old tokens' ones
-                self._head_by.clear()
-            self._head_by[(token, content_type)] = head
-        return head
+        """The header lines of a request through the pool: `session_headers` (what the aiohttp
+        session adds to each of its requests), then `_headers`."""
+        return self._request_headers(content_type)[1]
 
     def target(self, path: str, params: Mapping[str, str] | None = None) -> str:
         """The request target of `path` and `params` on the server: what `url` gives, path and
         query, percent-encoded."""
-        if self._base_url is not None and "/." not in path and _PLAIN_PATH.fullmatch(path):
+        if self._base_url is not None and _plain(path):
             target = self._base_path + path
         else:
             target = URL(self.config.host + path).raw_path
@@ -206,25 +201,31 @@ class RESTClient:
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
         """The per-request headers (aiohttp copies them into each request, never changes them)."""
+        return self._request_headers(content_type)[0]
+
+    def _request_headers(self, content_type: str | None) -> tuple[dict[str, str], bytes]:
+        """`_headers` and `_head` for the current bearer token and `content_type`."""
         token = self.config.bearer_token()
-        headers = self._headers_by.get((token, content_type))
-        if headers is None:
+        cached = self._headers_by.get((token, content_type))
+        if cached is None:
             headers = {}
             if token:
                 headers["Authorization"] = f"Bearer {token}"
             if content_type:
                 headers["Content-Type"] = content_type
+            fields = {**session_headers(self.config), **headers}
+            head = "".join(f"{k}: {v}\r\n" for k, v in fields.items()).encode("latin-1")
             if len(self._headers_by) > 16:  # a rotating token file: drop the old tokens' ones
                 self._headers_by.clear()
-            self._headers_by[(token, content_type)] = headers
-        return headers
+            cached = self._headers_by[(token, content_type)] = (headers, head)
+        return cached
 
     def url(self, path: str) -> URL | str:
         """The URL of `path` on the server. A path that percent-encoding would leave as it is
         (every name the API allows, no dot segment) is joined to the parsed host as it stands:
         the same URL, without yarl parsing and normalising the whole string again, which costs
         ~10 times more for a name not in its cache — and every GameServer has a name of its own."""
-        if self._base_url is not None and "/." not in path and _PLAIN_PATH.fullmatch(path):
+        if self._base_url is not None and _plain(path):
             return self._base_url.with_path(self._base_path + path, encoded=True)
         return self.config.host + path
 

@@ -168,6 +168,24 @@ async def test_list_get_and_headers(server: tuple[RESTClient, Recorder, FakeCloc
     assert rec.requests[-1][1] == "/api/v1/nodes"
 
 
+async def test_basic_auth_without_a_token_on_requests_and_watches() -> None:
+    rec = Recorder()
+    srv = TestServer(make_app(rec), host="127.0.0.1")
+    await srv.start_server()
+    config = Config(host=str(srv.make_url("")).rstrip("/"), username="ann", password="pw", qps=0)
+    client = RESTClient(config)
+    try:
+        await client.list(GS, "default")
+        lines = [line async for line in client.watch(GS, "default")]
+        assert lines  # the recorder answers the watch with its list, as one line
+        for _, _, _, headers, _ in rec.requests[-2:]:
+            assert headers["Authorization"] == "Basic YW5uOnB3"  # base64 of ann:pw
+            assert headers["Accept"] == "application/json"
+    finally:
+        await client.close()
+        await srv.close()
+
+
 async def test_writes(server: tuple[RESTClient, Recorder, FakeClock]) -> None:
     client, rec, _ = server
     obj = {"metadata": {"name": "gs1", "namespace": "default"}, "spec": {}}
