@@ -8,7 +8,11 @@ import ssl
 
 import aiohttp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from agones.client.throttle import ClientsetRateLimiters
+from agones.clock import FakeClock
 from agones.cmd import extensions as cmd
 from agones.controllers.gameserverallocations import Partition
 from tests.integration.gameserverallocations.harness import harness
@@ -53,6 +57,39 @@ def test_client_budget_flags(
     cmd.add_flags(parser)
     settings = cmd.settings_from_args(parser.parse_args(argv))
     assert (settings.api_server_qps, settings.api_server_qps_burst) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["--api-server-qps", "--api-server-qps-burst"]),
+    st.one_of(st.text(max_size=12), st.integers().map(str), st.floats().map(str)),
+)
+def test_any_budget_flag_value_is_a_budget_or_a_usage_error(flag: str, text: str) -> None:
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    cmd.add_flags(parser)
+    try:
+        args = parser.parse_args([f"{flag}={text}"])
+    except argparse.ArgumentError as err:
+        assert flag in str(err)  # argparse's one-line usage error, naming the flag
+        return
+    try:
+        budget = cmd.settings_from_args(args)
+    except ValueError as err:  # `agones extensions` prints it as one line and exits 2
+        assert "--api-server-qps-burst" in str(err) and "\n" not in str(err)
+        return
+    ClientsetRateLimiters(budget.api_server_qps, budget.api_server_qps_burst, FakeClock())
+
+
+def test_a_burst_under_one_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the property test above: the client's token buckets refused it at start-up, with
+    a traceback."""
+    parser = argparse.ArgumentParser()
+    cmd.add_flags(parser)
+    assert cmd.run(parser.parse_args(["--api-server-qps-burst=0"])) == 2
+    out = capsys.readouterr().out
+    assert (
+        out == "error: --api-server-qps / --api-server-qps-burst: burst must be at least 1, got 0\n"
+    )
 
 
 async def test_extensions_command_serves_the_allocation_api() -> None:
