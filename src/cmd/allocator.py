@@ -31,9 +31,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> AllocatorServiceSettings:
-    """`ValueError` with Agones' message when no API port is valid."""
+    """`ValueError` with Agones' message when no API port is valid, or with the client budget's
+    when the client would refuse it."""
     settings = flags.settings_from_args(AllocatorServiceSettings, args)
     settings.partition()
+    budget = flags.client_budget_error(settings.api_server_qps, settings.api_server_qps_burst)
+    if budget is not None:
+        raise ValueError(budget)
     if not valid_port(settings.grpc_port) and not valid_port(settings.http_port):
         raise ValueError("Must specify a valid gRPC port or an HTTP port for the allocator service")
     return settings

@@ -182,6 +182,9 @@ def config_from_args(args: argparse.Namespace) -> tuple[ControllerConfig, list[s
     )
     game_server_sets = flags.settings_from_args(gameserversets.GameServerSetSettings, args)
     errors += _check_game_server_set_settings(game_server_sets)
+    budget = flags.client_budget_error(settings.api_server_qps, settings.api_server_qps_burst)
+    if budget is not None:
+        errors.append(budget)
     modules = [m.strip() for m in args.autoscaler_policy_modules.split(",") if m.strip()]
     errors += _import_policy_modules(modules)
     if args.scheduled_write_delay < 0:

@@ -33,8 +33,6 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from .. import aioloop
 from ..client.config import ConfigError, load_config
 from ..client.rest import RESTClient
-from ..client.throttle import ClientsetRateLimiters
-from ..clock import RealClock
 from ..controller import HealthHandler
 from ..controllers.gameserverallocations import Allocator, AllocatorSettings, Partition
 from ..controllers.gameserverallocations.controller import Extensions as AllocationExtensions
@@ -129,10 +127,9 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 def settings_from_args(args: argparse.Namespace) -> ExtensionsSettings:
     """`ValueError` with a clear message for bad feature gates or a client budget the client's
     token buckets refuse (a burst under 1 while throttling is on)."""
-    try:
-        ClientsetRateLimiters(args.api_server_qps, args.api_server_qps_burst, RealClock())
-    except ValueError as err:
-        raise ValueError(f"--api-server-qps / --api-server-qps-burst: {err}") from None
+    budget = flags.client_budget_error(args.api_server_qps, args.api_server_qps_burst)
+    if budget is not None:
+        raise ValueError(budget)
     return ExtensionsSettings(
         webhook_port=args.webhook_port,
         http_port=args.http_port,

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from ..apis.meta.goduration import parse_duration
+from ..client.throttle import ClientsetRateLimiters
+from ..clock import RealClock
 from ..featuregates import parse_bool
 
 T = TypeVar("T")
@@ -158,3 +160,14 @@ def settings_from_args(settings: type[T], args: argparse.Namespace, **overrides:
         if hasattr(args, f.name) and f.name not in overrides
     }
     return settings(**values, **overrides)
+
+
+def client_budget_error(qps: float, burst: int) -> str | None:
+    """What the REST client's token buckets refuse of `--api-server-qps` / `--api-server-qps-burst`
+    (a burst under 1 while throttling is on), as one line for the command to print; None when
+    they take it. The rule is theirs: asking them states it once for every command."""
+    try:
+        ClientsetRateLimiters(qps, burst, RealClock())
+    except ValueError as err:
+        return f"--api-server-qps / --api-server-qps-burst: {err}"
+    return None

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass, field
 
 import pytest
 
+from agones.cmd import allocator as allocator_cmd
 from agones.cmd import flags
 
 
@@ -79,3 +81,32 @@ def test_bad_values_are_a_clean_usage_error(
     with pytest.raises(SystemExit) as exit_:
         parse(argv, monkeypatch, **env)
     assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("qps", "burst", "refused"),
+    [
+        pytest.param(400.0, 500, False, id="agones-defaults"),
+        pytest.param(400.0, 1, False, id="burst-one"),
+        pytest.param(400.0, 0, True, id="burst-zero"),
+        pytest.param(400.0, -3, True, id="burst-negative"),
+        pytest.param(0.0, 0, False, id="throttling-off"),
+        pytest.param(-1.0, -1, False, id="negative-qps-is-off"),
+        pytest.param(math.inf, 0, False, id="infinite-qps-never-waits"),
+    ],
+)
+def test_client_budget_error(qps: float, burst: int, refused: bool) -> None:
+    error = flags.client_budget_error(qps, burst)
+    assert (error is not None) is refused
+    if error is not None:
+        assert error.startswith(
+            "--api-server-qps / --api-server-qps-burst: burst must be at least 1"
+        )
+
+
+def test_allocator_refuses_a_budget_its_client_would() -> None:
+    parser = argparse.ArgumentParser()
+    allocator_cmd.add_flags(parser)
+    args = parser.parse_args(["--http-port=8443", "--api-server-qps-burst=0"])
+    with pytest.raises(ValueError, match="burst must be at least 1, got 0"):
+        allocator_cmd.settings_from_args(args)

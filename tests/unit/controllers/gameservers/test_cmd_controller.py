@@ -126,6 +126,11 @@ def test_any_scheduled_write_delay_gives_a_config_an_error_line_or_a_usage_error
             'Feature Gate "Bogus" is not a valid Feature Gate',
             id="bad-gate",
         ),
+        pytest.param(
+            ["--min-port", "1", "--max-port", "2", "--api-server-qps-burst", "0"],
+            "--api-server-qps / --api-server-qps-burst: burst must be at least 1, got 0",
+            id="burst-under-one",
+        ),
     ],
 )
 def test_config_errors(argv: list[str], error: str) -> None:
