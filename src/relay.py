@@ -1,7 +1,6 @@
 """Byte relay between two TCP connections on the event loop's transports, without streams or
-tasks per direction: the one relay of the project (the allocator listener's splice of a gRPC
-connection to grpc's port, the local cluster's service proxy, and its relays into and out of pod
-network namespaces).
+tasks per direction: the one relay of the project (the local cluster's service proxy, and its
+relays into and out of pod network namespaces).
 
 `await relay(transport, backend, first)` takes over `transport` (a connection already accepted,
 plain or TLS-terminated, whose protocol is replaced), connects to `backend` (an address, or a
@@ -13,11 +12,9 @@ control: when one side's write buffer is full (`pause_writing`), the other side 
 it drains (`resume_writing`). An EOF from the client is passed on (`write_eof`) and the relay goes
 on, since the client may half-close and still wait for its answer; once the backend's side ends,
 both connections are closed. Returns when both are closed; a failed connect raises `OSError` (or
-`TimeoutError`) after closing `transport`. `relay_socket(sock, backend)` does the same for an
-accepted socket that has no transport yet (bytes either side sends before both connections are up
-wait in the relay). `relay_server(connect, ...)` listens and relays every accepted connection to
-what `connect()` returns then (a refused or failed connect closes that connection); it returns
-the `asyncio.Server`, whose `close()` stops it.
+`TimeoutError`) after closing `transport`. `relay_server(connect, ...)` listens and relays every
+accepted connection to what `connect()` returns then (a refused or failed connect closes that
+connection); it returns the `asyncio.Server`, whose `close()` stops it.
 """
 
 from __future__ import annotations
@@ -163,24 +160,6 @@ async def relay(
         server.close_both()
     else:
         transport.resume_reading()
-    await state.done
-
-
-async def relay_socket(sock: socket.socket, backend: Backend) -> None:
-    """Relay an accepted socket nothing was read from (as `relay`, without a transport yet)."""
-    loop = asyncio.get_running_loop()
-    state = _Relay(loop.create_future())
-    try:
-        _, server = await _connect(state, backend, None)
-    except OSError:
-        sock.close()
-        raise
-    try:
-        _, client = await loop.connect_accepted_socket(lambda: _Side(state, passes_eof=True), sock)
-    except OSError:
-        server.close_both()
-        raise
-    _link(client, server)
     await state.done
 
 

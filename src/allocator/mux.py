@@ -6,18 +6,12 @@ it sees each connection before any transport reads from it: no `start_tls` on a 
 and it runs on asyncio's loop and on uvloop alike. An accepted connection is then routed by
 protocol: HTTP/2 (ALPN `h2`, or the HTTP/2 connection preface in plaintext or without ALPN) goes
 to the gRPC server, anything else (HTTP/1.x) to the REST handler; a listener for one API only
-routes everything to it. A backend is either an address, to which the routed connection is
-relayed byte for byte on loopback until the backend closes (the gRPC server; `agones.relay`:
-protocol to protocol, one write per read, no stream or task in between), or a protocol factory (the REST
+routes everything to it. A backend is a protocol factory (`grpcserver.Server.protocol`, the REST
 app's `web.Server`), which takes the connection over in this process: its protocol gets the
-(decrypted) transport and the bytes already read, so a REST request crosses no second socket.
+(decrypted) transport and the bytes already read, so a call crosses no second socket.
 
 TLS is done here with the `TLSFiles` context current at the accept (so a rotated certificate or
-CA applies to new connections at once), by `loop.connect_accepted_socket(ssl=...)`. With a
-`grpc_tls` backend (a gRPC port that terminates TLS itself, with the same certificates), a
-connection whose ClientHello (read with MSG_PEEK, before any TLS) offers only `h2` — a gRPC client
-— is relayed still encrypted to that port: grpc's C core does its TLS and HTTP/2, and this process
-only copies bytes. Any other ClientHello is handshaken here.
+CA applies to new connections at once), by `loop.connect_accepted_socket(ssl=...)`.
 
 gRPC clients offer only `h2` in ALPN, while REST clients (curl, browsers, HTTP libraries) also
 offer `http/1.1`, which the server prefers; so the decision is taken once per connection, and a
@@ -40,15 +34,10 @@ from typing import Any, cast
 
 import structlog
 
-from ..relay import relay, relay_socket
-from .clienthello import offered_alpn
 from .tlsfiles import TLSFiles
 
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HANDSHAKE_TIMEOUT = 10.0
-MAX_PEEK = 16 * 1024 + 5
-PEEK_WAIT = 0.1
-PEEK_POLL = 0.005
 BACKLOG = 1024
 ACCEPT_ERROR_PAUSE = 0.1
 
@@ -59,7 +48,7 @@ class Route(enum.Enum):
 
 
 ProtocolFactory = Callable[[], asyncio.Protocol]
-Backends = dict[Route, "tuple[str, int] | ProtocolFactory"]
+Backends = dict[Route, ProtocolFactory]
 
 
 def route_of(routes: frozenset[Route], alpn: str | None, first: bytes, ended: bool) -> Route | None:
@@ -168,28 +157,6 @@ async def _hand_over(transport: asyncio.Transport, factory: ProtocolFactory, sni
     await adopted.done
 
 
-async def _peek_first_record(sock: socket.socket) -> bytes:
-    """The client's first TLS record (or what came of it), left unread in the socket.
-
-    The socket stays readable while the peeked bytes sit in it, so once some came, waiting for
-    the rest is polling: a record still incomplete after `PEEK_WAIT` is returned as it is (the
-    caller then does the TLS itself, which reads whatever comes)."""
-    loop = asyncio.get_running_loop()
-    async with asyncio.timeout(HANDSHAKE_TIMEOUT):
-        readable = loop.create_future()
-        loop.add_reader(sock.fileno(), readable.set_result, None)
-        try:
-            await readable
-        finally:
-            loop.remove_reader(sock.fileno())
-    deadline = loop.time() + PEEK_WAIT
-    while True:
-        data = sock.recv(MAX_PEEK, socket.MSG_PEEK)
-        if not data or offered_alpn(data) is not None or loop.time() >= deadline:
-            return bytes(data)
-        await asyncio.sleep(PEEK_POLL)
-
-
 def _bind(address: str, port: int) -> socket.socket:
     """A listening socket: every interface (IPv6 and IPv4 on one port where the host can) for
     "", else `address`."""
@@ -212,16 +179,13 @@ class Listener:
         backends: Backends,
         tls: TLSFiles | None,
         logger: Any = None,
-        grpc_tls: tuple[str, int] | None = None,
     ) -> None:
         self.backends = backends
         self.routes = frozenset(backends)
         self.tls = tls
-        self.grpc_tls = grpc_tls if Route.GRPC in backends else None
         self.log = (logger or structlog.get_logger()).bind(component="allocator-listener")
         self.port = 0
         self.refused = 0
-        self.passed_encrypted = 0
         self._socket: socket.socket | None = None
         self._accepting: asyncio.Task[None] | None = None
         self._connections: set[asyncio.Task[Any]] = set()
@@ -272,31 +236,15 @@ class Listener:
             listening.close()
 
     async def _serve(self, sock: socket.socket) -> None:
-        owned = False  # once a transport or the relay has the socket, they close it
+        # The socket is the transport's from here on: it closes it, even on a failed handshake.
         try:
-            if await self._wants_grpc_tls(sock):
-                assert self.grpc_tls is not None
-                self.passed_encrypted += 1
-                owned = True
-                await relay_socket(sock, self.grpc_tls)
-            else:
-                owned = True
-                await self._route(sock)
+            await self._route(sock)
         except (ConnectionError, OSError, ssl.SSLError, TimeoutError) as err:
             self.refused += 1
             self.log.debug("connection refused", error=str(err))
         except asyncio.CancelledError:
             # Only `wait_closed` cancels a connection: it ends here, closed, as a normal end.
             pass
-        finally:
-            if not owned:
-                sock.close()
-
-    async def _wants_grpc_tls(self, sock: socket.socket) -> bool:
-        if self.grpc_tls is None or self.tls is None or not self.tls.grpc_ready():
-            return False
-        hello = await _peek_first_record(sock)
-        return offered_alpn(hello) == ("h2",)
 
     async def _route(self, sock: socket.socket) -> None:
         """Terminate TLS (if any), route the connection and serve it until it ends."""
@@ -325,10 +273,6 @@ class Listener:
             route = await decided
             if route is None:
                 return
-            backend = self.backends[route]
-            if callable(backend):
-                await _hand_over(transport, backend, sniff)
-            else:
-                await relay(transport, backend, sniff.buffer, sniff.eof)
+            await _hand_over(transport, self.backends[route], sniff)
         finally:
             transport.close()

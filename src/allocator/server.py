@@ -2,13 +2,12 @@
 `runGRPC`).
 
 `AllocatorServer.start()`:
-* runs the gRPC server (the allocation service and `grpc.health.v1.Health`, keepalive as Agones:
-  pings no more often than 1 min, idle connections closed after 5 min) on loopback, in plaintext
-  and, with TLS, also on a port where grpc does the TLS of the clients a listener passes to it;
-* runs the REST app without a socket of its own: the listeners hand it their REST connections;
-* exposes them through `mux.Listener`s: one for both when `grpc_port == http_port`, else one for
-  REST, while a gRPC port of its own is bound by grpc itself (its TLS done by grpc); (m)TLS per
-  the settings, certificates hot-reloaded by `TLSFiles.watch`;
+* runs the gRPC server (`grpcserver.Server`: the allocation service and `grpc.health.v1.Health`,
+  keepalive as Agones: pings no more often than 1 min, idle connections closed after 5 min) and
+  the REST app, neither with a socket of its own: the listeners hand them their connections;
+* exposes them through `mux.Listener`s: one for both when `grpc_port == http_port`, else one per
+  API; (m)TLS per the settings, done by the listeners for both APIs, certificates hot-reloaded by
+  `TLSFiles.watch`;
 * serves `/live`, `/ready` and `/metrics` on `health_port`; `/ready` fails while shutting down and
   when the API server did not answer its last `/version` probe (one a second).
 
@@ -25,7 +24,6 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import grpc
 import structlog
 from aiohttp import web
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -33,6 +31,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from ..controller.health import HealthHandler
+from ..grpcserver import Server
 from ..httpserver import serve_app
 from .mux import Backends, Listener, Route
 from .service import SERVICE_NAME, AllocationService
@@ -45,13 +44,9 @@ MAX_PORT = 65535
 # Seconds the public connections get to flush the last answers once the backends stopped.
 CONNECTION_LINGER = 1.0
 
-GRPC_OPTIONS = (
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.http2.min_recv_ping_interval_without_data_ms", 60_000),
-    ("grpc.http2.min_ping_interval_without_data_ms", 60_000),
-    ("grpc.max_connection_idle_ms", 300_000),
-    ("grpc.keepalive_timeout_ms", 600_000),
-)
+# Agones' keepalive: a connection without calls for 5 min is closed; pings once a minute at most.
+MAX_CONNECTION_IDLE = 300.0
+MIN_PING_INTERVAL = 60.0
 
 ApiCheck = Callable[[], Awaitable[None]]
 
@@ -93,9 +88,7 @@ class AllocatorServer:
         self.shutting_down = False
         self._api_error: str | None = "API server not checked yet" if api_check else None
         self._stop = asyncio.Event()
-        self._grpc: grpc.aio.Server | None = None
-        self._grpc_tls_port = 0
-        self._grpc_public_port = 0
+        self._grpc: Server | None = None
         self._rest: web.AppRunner | None = None
         self._health_runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -113,9 +106,7 @@ class AllocatorServer:
         else:
             if valid_port(s.http_port):
                 await self._listen("http", {Route.REST: backends[Route.REST]}, s.http_port)
-            if self._grpc_public_port:
-                self.ports["grpc"] = self._grpc_public_port
-            elif valid_port(s.grpc_port):
+            if valid_port(s.grpc_port):
                 await self._listen("grpc", {Route.GRPC: backends[Route.GRPC]}, s.grpc_port)
         self.health.add_readiness_check("allocator-agones-client", self._ready_check)
         if self.api_check is not None:
@@ -125,41 +116,21 @@ class AllocatorServer:
             await self.grpc_health.set(service, health_pb2.HealthCheckResponse.SERVING)
 
     async def _start_backends(self) -> Backends:
-        server = grpc.aio.server(options=GRPC_OPTIONS)
+        server = Server(
+            max_connection_idle=MAX_CONNECTION_IDLE, min_ping_interval=MIN_PING_INTERVAL
+        )
         server.add_generic_rpc_handlers((self.service.grpc_handler(),))
         health_pb2_grpc.add_HealthServicer_to_server(self.grpc_health, server)
-        grpc_port = server.add_insecure_port(f"{LOOPBACK}:0")
-        self._grpc_tls_port = (
-            0
-            if self.tls is None or not self.tls.grpc_ready()
-            else server.add_secure_port(f"{LOOPBACK}:0", self.tls.grpc_credentials())
-        )
-        self._grpc_public_port = self._bind_grpc_port(server)
-        await server.start()
         self._grpc = server
         self._rest = web.AppRunner(
             self.service.rest_app(), access_log=None, shutdown_timeout=self.settings.drain_timeout
         )
         await self._rest.setup()
         assert self._rest.server is not None
-        return {Route.GRPC: (LOOPBACK, grpc_port), Route.REST: self._rest.server}
-
-    def _bind_grpc_port(self, server: grpc.aio.Server) -> int:
-        """A gRPC port of its own is grpc's alone, its TLS done by grpc (0: not bound here; a
-        listener serves it, as when mTLS has no client CA yet, which grpc cannot start with)."""
-        s = self.settings
-        if s.grpc_port == s.http_port or not valid_port(s.grpc_port):
-            return 0
-        address = f"{s.address or '[::]'}:{s.grpc_port}"
-        if self.tls is None:
-            return int(server.add_insecure_port(address))
-        if not self.tls.grpc_ready():
-            return 0
-        return int(server.add_secure_port(address, self.tls.grpc_credentials()))
+        return {Route.GRPC: server.protocol, Route.REST: self._rest.server}
 
     async def _listen(self, name: str, backends: Backends, port: int) -> None:
-        grpc_tls = (LOOPBACK, self._grpc_tls_port) if self._grpc_tls_port else None
-        listener = Listener(backends, self.tls, self.log, grpc_tls=grpc_tls)
+        listener = Listener(backends, self.tls, self.log)
         self.ports[name] = await listener.start(self.settings.address, port)
         self.listeners[name] = listener
         self.log.info("allocator listening", listener=name, port=self.ports[name])

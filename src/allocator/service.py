@@ -38,6 +38,7 @@ from ..client.errors import ApiError
 from ..controllers.gameserverallocations.allocator import GameServerAllocationInvalid
 from ..controllers.gameserverallocations.multicluster import MultiClusterError
 from ..featuregates import FeatureGates
+from ..grpcserver import ServicerContext
 from ..sdkserver.gateway import HTTP_STATUS, error_body
 from ..sdkserver.protojson import unmarshal
 from .converters import (
@@ -138,7 +139,7 @@ class AllocationService:
 
     # -- gRPC ---------------------------------------------------------------------------------
 
-    async def _grpc_allocate(self, raw: bytes, context: grpc.aio.ServicerContext) -> bytes:
+    async def _grpc_allocate(self, raw: bytes, context: ServicerContext) -> bytes:
         request = pb.AllocationRequest()
         try:
             request.ParseFromString(raw)

@@ -8,11 +8,6 @@ required that chains to those CAs with the ClientAuth usage. `context()` is the 
 listener takes it for every new handshake, so a reload applies to new connections without a
 restart. `watch()` polls the directories (names, sizes, mtimes) every `interval` seconds and
 reloads on change; a reload that fails keeps the previous context and logs the error.
-
-`grpc_credentials()` is the same material for grpc's own TLS (the listener passes connections
-whose ClientHello offers only `h2` to a gRPC port that terminates TLS itself): the pair and the
-client CAs of the last load, client certificates required with mTLS, and a reload is served from
-the next handshake on (grpc asks for the current configuration before each one).
 """
 
 from __future__ import annotations
@@ -22,7 +17,6 @@ import ssl
 from pathlib import Path
 from typing import Any
 
-import grpc
 import structlog
 
 # In this order: a client offering HTTP/1.1 (curl, browsers, HTTP libraries) gets it and reaches
@@ -75,7 +69,6 @@ class TLSFiles:
         self.log = (logger or structlog.get_logger()).bind(component="allocator-tls")
         self._context: ssl.SSLContext | None = None
         self._seen: tuple[Any, ...] = ()
-        self._pems: tuple[bytes, bytes, bytes] = (b"", b"", b"")
         self.reloads = 0
 
     def _dirs_signature(self) -> tuple[Any, ...]:
@@ -89,17 +82,11 @@ class TLSFiles:
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.set_alpn_protocols(list(ALPN_PROTOCOLS))
         context.load_cert_chain(self.tls_dir / "tls.crt", self.tls_dir / "tls.key")
-        bundle = ""
         if self.mtls:
             context.verify_mode = ssl.CERT_REQUIRED
             bundle = ca_pem_bundle(self.client_ca_dir, self.log)
             if bundle:
                 context.load_verify_locations(cadata=bundle)
-        key, chain = (
-            (self.tls_dir / "tls.key").read_bytes(),
-            (self.tls_dir / "tls.crt").read_bytes(),
-        )
-        self._pems = (key, chain, bundle.encode())
         self._context = context
         self._seen = seen
         self.reloads += 1
@@ -109,32 +96,6 @@ class TLSFiles:
         if self._context is None:
             return self.load()
         return self._context
-
-    def grpc_ready(self) -> bool:
-        """Whether grpc's TLS can take connections now (with mTLS it needs a client CA)."""
-        return bool(self._pems[0]) and (not self.mtls or bool(self._pems[2]))
-
-    def _grpc_configuration(self) -> Any:
-        key, chain, bundle = self._pems
-        return grpc.ssl_server_certificate_configuration(
-            [(key, chain)], root_certificates=bundle if self.mtls else None
-        )
-
-    def grpc_credentials(self) -> grpc.ServerCredentials:
-        """Server credentials that follow `load()` (see the module docstring)."""
-        self.context()
-        served = self.reloads
-
-        def fetch() -> Any:
-            nonlocal served
-            if self.reloads == served or not self.grpc_ready():
-                return None
-            served = self.reloads
-            return self._grpc_configuration()
-
-        return grpc.dynamic_ssl_server_credentials(
-            self._grpc_configuration(), fetch, require_client_authentication=self.mtls
-        )
 
     def reload_if_changed(self) -> bool:
         """Reload when a watched directory changed; True when a new context is in use."""

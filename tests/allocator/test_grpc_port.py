@@ -1,5 +1,5 @@
-"""gRPC on a port of its own (`--grpc-port` != `--http-port`, Agones' `runGRPC`): grpc binds that
-port and does the (m)TLS itself, with the same certificates, hot-reloaded; health and drain."""
+"""gRPC on a port of its own (`--grpc-port` != `--http-port`, Agones' `runGRPC`): a listener of its
+own, with the same (m)TLS as the REST port, hot-reloaded; health and drain."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ async def own_port(certs: Certs) -> AsyncIterator[AllocatorServer]:
     settings = settings_for(certs, http_port=free_port(), grpc_port=free_port())
     server = await start_server(settings, FakeAllocate())
     try:
-        assert "grpc" not in server.listeners  # no Python listener in front of grpc
+        assert set(server.listeners) == {"http", "grpc"}
         yield server
     finally:
         await server.shutdown()
@@ -92,7 +92,7 @@ async def test_plaintext_when_tls_is_disabled() -> None:
     settings = settings_for(None, http_port=free_port(), grpc_port=free_port())
     server = await start_server(settings, FakeAllocate())
     try:
-        assert set(server.listeners) == {"http"}
+        assert set(server.listeners) == {"http", "grpc"}
         response = await grpc_allocate(server.ports["grpc"], None, None, request())
         assert response.gameServerName == "gs-1"
     finally:

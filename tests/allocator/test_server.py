@@ -66,13 +66,6 @@ async def test_grpc_with_valid_client_certificate_allocates(mux, certs: Certs) -
     assert gsa.spec.selectors[0].match_labels == {"agones.dev/fleet": "simple"}
 
 
-async def test_grpc_clients_reach_grpc_still_encrypted(mux, certs: Certs) -> None:
-    """A gRPC client's ClientHello offers only h2: grpc itself terminates its TLS."""
-    server, _ = mux
-    await grpc_allocate(server.ports["mux"], certs, certs.client, request())
-    assert server.listeners["mux"].passed_encrypted == 1
-
-
 @pytest.mark.parametrize("who", ["none", "stranger"], ids=["no-client-cert", "other-ca"])
 async def test_grpc_refuses_clients_without_a_trusted_certificate(
     mux, certs: Certs, who: str
@@ -228,7 +221,7 @@ async def test_separate_ports_serve_one_api_each(certs: Certs, tmp_path) -> None
     server = await start_server(settings, FakeAllocate())
     try:
         assert set(server.ports) == {"http", "grpc"}
-        assert set(server.listeners) == {"http"}  # grpc binds its own port and does its TLS
+        assert set(server.listeners) == {"http", "grpc"}
         response = await grpc_allocate(server.ports["grpc"], certs, certs.client, request())
         assert response.gameServerName
         for stranger in (None, certs.stranger):
@@ -333,7 +326,7 @@ async def test_rest_client_offering_h2_and_http11_reaches_rest(mux, certs: Certs
 
 
 async def test_mtls_without_a_client_ca_yet_starts_and_refuses(certs: Certs) -> None:
-    """grpc cannot do mTLS without a CA: until one is added, the listener does the TLS."""
+    """mTLS without a client CA refuses every client until one is added."""
     (certs.ca_dir / "client-ca.crt").unlink()
     server = await start_server(settings_for(certs), FakeAllocate())
     try:

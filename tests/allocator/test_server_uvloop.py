@@ -12,7 +12,6 @@ from tests.allocator.test_server import (  # noqa: F401 (collected again, on uvl
     mux,
     test_added_client_ca_is_trusted_without_restart,
     test_disable_tls_serves_plaintext_on_one_port,
-    test_grpc_clients_reach_grpc_still_encrypted,
     test_grpc_refuses_clients_without_a_trusted_certificate,
     test_rest_client_offering_h2_and_http11_reaches_rest,
     test_rest_refuses_clients_without_a_trusted_certificate,
