@@ -194,10 +194,18 @@ def _integer(data: bytes, pos: int, prefix_bits: int) -> tuple[int, int]:
 class Decoder:
     """One connection's HPACK decoding context (the client's encoder writes into its table)."""
 
-    def __init__(self, max_table_size: int = DEFAULT_TABLE_SIZE, max_string: int = 64 * 1024):
+    def __init__(
+        self,
+        max_table_size: int = DEFAULT_TABLE_SIZE,
+        max_string: int = 64 * 1024,
+        max_header_list: int = 64 * 1024,
+    ):
         self.max_allowed = max_table_size
         self.max_size = max_table_size
         self.max_string = max_string
+        self.max_header_list = max_header_list
+        """Bytes a decoded block may take (RFC 7541's size of each field counted): one-byte
+        references to a large table entry must not expand a small block into megabytes."""
         self.size = 0
         self.dynamic: deque[tuple[bytes, bytes]] = deque()
 
@@ -237,11 +245,16 @@ class Decoder:
     def decode(self, data: bytes) -> list[tuple[bytes, bytes]]:
         headers: list[tuple[bytes, bytes]] = []
         pos, end = 0, len(data)
+        budget = self.max_header_list
         while pos < end:
             octet = data[pos]
             if octet & 0x80:  # indexed field
                 index, pos = _integer(data, pos, 7)
-                headers.append(self._entry(index))
+                field = self._entry(index)
+                budget -= len(field[0]) + len(field[1]) + ENTRY_OVERHEAD
+                if budget < 0:
+                    raise HPACKError("header list too large")
+                headers.append(field)
                 continue
             if octet & 0x40:  # literal, added to the table
                 index, pos = _integer(data, pos, 6)
@@ -263,6 +276,9 @@ class Decoder:
             value, pos = self._string(data, pos)
             if indexed:
                 self._add(name, value)
+            budget -= len(name) + len(value) + ENTRY_OVERHEAD
+            if budget < 0:
+                raise HPACKError("header list too large")
             headers.append((name, value))
         return headers
 

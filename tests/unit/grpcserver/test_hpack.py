@@ -86,6 +86,14 @@ def test_malformed_blocks_raise(block: str, error: str) -> None:
         Decoder().decode(bytes.fromhex(block))
 
 
+def test_references_cannot_expand_a_block_past_the_header_list_limit() -> None:
+    big = b"\x40\x01x\x7f\xa1\x1e" + b"v" * 4000  # x: 4000 bytes, added to the table
+    decoder = Decoder()
+    assert decoder.decode(big) == [(b"x", b"v" * 4000)]
+    with pytest.raises(HPACKError, match="too large"):
+        decoder.decode(b"\xbe" * 100)  # 100 references to it: 400 kB from 100 bytes
+
+
 def test_table_size_update_evicts() -> None:
     decoder = Decoder()
     decoder.decode(bytes.fromhex(RFC_C4[0][0]))
