@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agones.grpcserver import Server
-from agones.grpcserver.hpack import Decoder, encode
-from agones.grpcserver.server import (
+from agones.grpcserver.calls import parse_timeout, percent_encode
+from agones.grpcserver.frames import (
     ACK,
     CONTINUATION,
     DATA,
@@ -30,9 +30,8 @@ from agones.grpcserver.server import (
     SETTINGS,
     WINDOW_UPDATE,
     frame,
-    parse_timeout,
-    percent_encode,
 )
+from agones.grpcserver.hpack import Decoder, encode
 from tests.fuzzing import count, examples
 
 SURFACE = "gRPC server (HTTP/2 and HPACK)"
