@@ -430,7 +430,7 @@ def frames(draw: st.DrawFn) -> bytes:
     return frame(kind, flags, stream, payload)
 
 
-@settings(max_examples=examples(3000))
+@settings(max_examples=examples(1000))
 @given(st.lists(frames(), max_size=8), st.integers(1, 64))
 async def test_any_frames_never_escape_the_protocol(raw_server, sequence, cut) -> None:
     count(SURFACE)
