@@ -42,10 +42,12 @@ from .frames import (
     MAX_CONCURRENT_STREAMS,
     MAX_FRAME_SIZE,
     MAX_HEADER_BLOCK,
+    MAX_HEADER_LIST,
     MAX_PING_STRIKES,
     MAX_WINDOW,
     MIN_FRAME_SIZE,
     NO_ERROR,
+    OUR_SETTINGS,
     PING,
     PREFACE,
     PRIORITY,
@@ -57,7 +59,6 @@ from .frames import (
     SETTINGS,
     SETTINGS_ENABLE_PUSH,
     SETTINGS_INITIAL_WINDOW_SIZE,
-    SETTINGS_MAX_CONCURRENT_STREAMS,
     SETTINGS_MAX_FRAME_SIZE,
     STREAM_CLOSED,
     WINDOW_REFILL,
@@ -89,7 +90,7 @@ class Connection(asyncio.Protocol):
         self.peer = ""
         self.buffer = bytearray()
         self.preface = False
-        self.decoder = Decoder()
+        self.decoder = Decoder(max_header_list=MAX_HEADER_LIST)
         self.streams: dict[int, Stream] = {}
         self.last_stream_id = 0
         self.peer_window = DEFAULT_WINDOW
@@ -117,14 +118,7 @@ class Connection(asyncio.Protocol):
         if self.server.stopping:
             self.go_away(NO_ERROR)
             return
-        self._write(
-            frame(
-                SETTINGS,
-                0,
-                0,
-                struct.pack(">HI", SETTINGS_MAX_CONCURRENT_STREAMS, MAX_CONCURRENT_STREAMS),
-            )
-        )
+        self._write(frame(SETTINGS, 0, 0, OUR_SETTINGS))
         self._arm_idle()
 
     def data_received(self, data: bytes) -> None:

@@ -166,6 +166,18 @@ async def test_error_statuses(served, method, request_, code, details) -> None:
     assert await status_of(port, method, request_.encode()) == (code, details)
 
 
+async def test_metadata_over_the_header_list_limit_fails_and_the_channel_goes_on(served) -> None:
+    """grpc's C core does not hold to the advertised limit: the block reaches the server, which
+    ends that connection (GOAWAY ENHANCE_YOUR_CALM); the call fails and the next one is served."""
+    _, _, _, port = served
+    async with channel(port) as ch:
+        echo = ch.unary_unary("/test.S/Echo")
+        assert await echo(b"before") == b"before"
+        with pytest.raises(grpc.aio.AioRpcError):
+            await echo(b"big", metadata=(("x-big", "v" * 70_000),), timeout=5)
+        assert await echo(b"after") == b"after"
+
+
 async def test_answers_larger_than_the_window_flow(served) -> None:
     _, _, _, port = served
     assert await call(port, "Big", b"900000") == b"z" * 900_000
@@ -345,6 +357,9 @@ async def test_raw_unary_call(raw_server: Server) -> None:
     assert data == [message(b"hi")]
     assert trailers(wire, 1)[b"grpc-status"] == b"0"
     assert kinds(wire)[:2] == [SETTINGS, SETTINGS]  # ours, then the ack of the client's
+    ours = wire.frames()[0][3]
+    advertised = dict(struct.unpack_from(">HI", ours, i) for i in range(0, len(ours), 6))
+    assert advertised == {0x3: 1000, 0x6: 65536}  # max concurrent streams, max header list
 
 
 async def test_raw_headers_in_continuations_and_ping(raw_server: Server) -> None:
