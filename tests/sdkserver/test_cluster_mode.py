@@ -171,15 +171,21 @@ async def ready_writes_request_ready_and_an_event(sdk: AsyncSDK, api: FakeAPI) -
 
 
 async def a_hundred_labels_make_at_most_two_writes(sdk: AsyncSDK, api: FakeAPI) -> None:
+    """The sidecar's 200 ms request rate limit batches the hundred calls: at most one write per
+    200 ms the calls took, plus the first and the last (two when they take under 200 ms, as
+    they do on a quiet machine; a slow one may stretch them over another window)."""
     before = len(api.store.patches)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     for i in range(100):
         await sdk.set_label("round", str(i))
         await asyncio.sleep(0.001)
+    windows = int((loop.time() - started) / 0.2)
     await barrier(sdk, api, 1)
     labels = api.store.current["metadata"].get("labels", {})
     assert labels.get("agones.dev/sdk-round") == "99"
     writes = [p for p in api.store.patches[before:] if any("/labels" in op["path"] for op in p)]
-    assert len(writes) <= 2
+    assert len(writes) <= 2 + windows
 
 
 async def reserve_returns_to_ready_by_itself(sdk: AsyncSDK, api: FakeAPI) -> None:
