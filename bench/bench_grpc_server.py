@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import time
 import grpc
 
 from agones import aioloop
+from agones.localcluster.stack_processes import free_port
 
 SERVERS = ("ours", "grpc-aio")
 PAYLOAD = b"x" * 200
@@ -55,15 +55,9 @@ async def serve(kind: str, port: int) -> None:
         print(usage.ru_utime + usage.ru_stime, flush=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def measure(kind: str, calls: int, concurrency: int) -> tuple[float, float]:
     """(calls per second, server CPU µs per call) of one round."""
-    port = _free_port()
+    port = free_port()
     child = subprocess.Popen(
         [sys.executable, "-m", "bench.bench_grpc_server", "--serve", kind, "--port", str(port)],
         stdin=subprocess.PIPE,

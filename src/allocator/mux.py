@@ -34,9 +34,9 @@ from typing import Any, cast
 
 import structlog
 
+from ..grpcserver.frames import PREFACE as H2_PREFACE
 from .tlsfiles import TLSFiles
 
-H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HANDSHAKE_TIMEOUT = 10.0
 BACKLOG = 1024
 ACCEPT_ERROR_PAUSE = 0.1

@@ -220,13 +220,16 @@ class Stream:
         self.metadata = tuple(metadata)
         return method, content_type, path
 
+    def serialize(self, message: Any) -> bytes:
+        """A response message as bytes, by the method's serializer (none: already bytes)."""
+        assert self.method is not None
+        serialize = self.method.response_serializer
+        return bytes(serialize(message) if serialize is not None else message)
+
     async def write_message(self, message: Any) -> None:
         if self.finished:
             raise asyncio.CancelledError
-        assert self.method is not None
-        serialize = self.method.response_serializer
-        data = serialize(message) if serialize is not None else message
-        self.connection.send_message(self, bytes(data))
+        self.connection.send_message(self, self.serialize(message))
         if self.outbox:  # wait for window: backpressure on a streaming handler
             self.drained = asyncio.get_running_loop().create_future()
             await self.drained

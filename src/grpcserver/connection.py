@@ -473,9 +473,7 @@ class Connection(asyncio.Protocol):
             else:
                 response = await method.unary_unary(request, context)
                 if context.code() in (None, grpc.StatusCode.OK):
-                    serialize = method.response_serializer
-                    data = serialize(response) if serialize is not None else response
-                    self.send_message(stream, bytes(data), last=True)
+                    self.send_message(stream, stream.serialize(response), last=True)
                     return
             code = context.code() or grpc.StatusCode.OK
             self._answer_error(stream, code, context.details())
