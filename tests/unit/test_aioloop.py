@@ -134,31 +134,79 @@ def test_a_young_cycle_is_collected_at_the_next_tick() -> None:
     assert ref() is None
 
 
+BUSY, QUIET = 0.9, 0.01
+"""Shares of a CPU the process used over a one-second window."""
+
+
 @pytest.mark.parametrize(
-    ("elapsed", "grown", "collected"),
+    ("windows", "grown", "collected"),
     [
-        pytest.param(61.0, 2_000, True, id="grown-and-due"),
-        pytest.param(59.0, 2_000, False, id="grown-not-due"),
-        pytest.param(61.0, 0, False, id="due-not-grown"),
+        pytest.param([BUSY] * 5 + [QUIET], 0.3, True, id="grown-quiet-after-busy"),
+        pytest.param([BUSY, QUIET], 0.3, False, id="grown-quiet-after-busy-looked-lately"),
+        pytest.param([BUSY] * 5 + [QUIET], 0.0, False, id="quiet-after-busy-not-grown"),
+        pytest.param([BUSY, BUSY, BUSY], 0.3, False, id="grown-busy-not-due"),
+        pytest.param([BUSY] * 61, 0.3, False, id="grown-busy-due-below-the-forced-growth"),
+        pytest.param([BUSY] * 61, 1.1, True, id="grown-past-the-forced-growth-busy-due"),
+        pytest.param([BUSY] * 30, 1.1, False, id="grown-past-the-forced-growth-not-due"),
+        pytest.param([QUIET] * 30, 0.3, False, id="grown-quiet-no-busy-spell"),
+        pytest.param([QUIET] * 61, 0.3, False, id="grown-quiet-due-below-the-forced-growth"),
+        pytest.param([QUIET] * 61, 1.1, True, id="grown-past-the-forced-growth-quiet-due"),
     ],
 )
 def test_frozen_garbage_waits_for_the_full_collection(
-    elapsed: float, grown: int, collected: bool
+    windows: list[float], grown: float, collected: bool
 ) -> None:
     gc.unfreeze()
     gc.collect()
     gc.freeze()  # as `tune_gc` leaves the heap before `run` starts the collector
-    clock = _Clock()
-    collector = aioloop.Collector(clock=clock, growth=0.25, floor=1_000, full_interval=60.0)
+    clock, cpu = _Clock(), _Clock()
+    collector = aioloop.Collector(
+        clock=clock,
+        growth=0.25,
+        floor=1_000,
+        full_interval=60.0,
+        forced_growth=1.0,
+        quiet_window=1.0,
+        quiet_cpu=0.1,
+        quiet_interval=5.0,
+        cpu_clock=cpu,
+    )
     ref = _cycle_frozen_while_alive(collector)
     base = max(collector.base, collector.floor)
-    held = [[i] for i in range(grown and int(base * 0.25) + grown)]
-    clock.now = elapsed
-    collector.collect_young()
+    held = [[i] for i in range(int(base * grown))]
+    for share in windows:
+        clock.now += 1.0
+        cpu.now += share
+        collector.collect_young()
     assert (ref() is None) is collected
     assert collector.full_collections == int(collected)
     if collected:
         assert collector.base >= len(held)  # reckoned anew from the heap the collection left
+
+
+def test_a_collections_own_cpu_is_not_a_busy_spell() -> None:
+    """The look and the collection take CPU (up to seconds): the window after them starts
+    afresh, or a quiet process would look, and collect, again and again."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    clock, cpu = _Clock(), _Clock()
+    collector = aioloop.Collector(clock=clock, floor=1_000, cpu_clock=cpu)
+    real_full = collector.collect_full
+
+    def slow_full() -> None:
+        real_full()
+        cpu.now += 1.5  # what collecting a big heap costs
+
+    collector.collect_full = slow_full  # type: ignore[method-assign]
+    base = max(collector.base, collector.floor)
+    held = [[i] for i in range(int(base * 0.3))]
+    for share in [BUSY] * 5 + [QUIET] * 12:
+        clock.now += 1.0
+        cpu.now += share
+        collector.collect_young()
+        held += [[i] for i in range(int(base * 0.1))]  # still growing, but quiet
+    assert collector.full_collections == 1
 
 
 def test_run_collects_on_its_clock() -> None:
