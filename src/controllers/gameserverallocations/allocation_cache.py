@@ -18,9 +18,12 @@ conflict, fail the request, and trigger the next resync.
 
 `find_game_server(gsa, owned)` is Agones' sort plus `findGameServerForAllocation` without the sort:
 the candidates are also kept in order, as they change, in a `candidates.CandidateIndex` per sort
-key (scheduling and priorities; the 8 most recently used are kept and updated), so a request walks
+key (scheduling and priorities; the 16 most recently used are kept and updated), so a request walks
 the current Packed (or Distributed) order of the cache as `find.sort_packed` would sort it, with
-the per-node counts of that moment. `list_sorted_game_servers(gsa)` /
+the per-node counts of that moment. With a partition a second index per sort key holds only this
+replica's share: its first match of the first selector is the answer when there is one, found
+without walking past the candidates other replicas took a moment ago (the watch has not told this
+one yet; under load these were most of the walk). `list_sorted_game_servers(gsa)` /
 `list_sorted_game_servers_priorities(gsa)` still return a freshly sorted list (see `find.py`).
 """
 
@@ -54,6 +57,7 @@ from .find import (
     distributed_key,
     find_game_server_for_allocation,
     find_in_order,
+    first_match,
     packed_within_key,
     selector_states,
     sort_distributed,
@@ -61,7 +65,9 @@ from .find import (
 )
 
 RESYNC_KEY = "allocation-cache-resync"
-MAX_INDEXES = 8
+MAX_INDEXES = 16
+"""Indexes kept (per sort key: one of every candidate and, with a partition, one of this
+replica's share)."""
 
 
 class ConflictInGameServerSelection(Exception):
@@ -95,7 +101,7 @@ class AllocationCache:
         self.gates = gates
         self.log = (logger or structlog.get_logger()).bind(component="allocation-cache")
         self.cache: dict[str, GameServer] = {}
-        self._indexes: OrderedDict[SortKey, CandidateIndex] = OrderedDict()
+        self._indexes: OrderedDict[tuple[SortKey, Owned | None], CandidateIndex] = OrderedDict()
         self.in_flight: set[str] = set()
         informer = informers.game_servers(factory)
         self.informer = informer.informer()
@@ -178,8 +184,11 @@ class AllocationCache:
         """Priorities, then name (Go `ListSortedGameServersPriorities`)."""
         return sort_distributed(list(self.cache.values()), gsa, self.gates)
 
-    def find_game_server(self, gsa: GameServerAllocation, owned: Owned) -> GameServer | None:
+    def find_game_server(
+        self, gsa: GameServerAllocation, owned: Owned | None = None
+    ) -> GameServer | None:
         """The candidate `gsa` gets (validated, converted), in Agones' order; None: no match.
+        `owned`: this replica's share (`partition.py`), None when it owns everything.
 
         `ValueError` for a scheduling strategy other than Packed and Distributed."""
         spec = gsa.spec if isinstance(gsa.spec, GameServerAllocationSpec) else None
@@ -193,26 +202,36 @@ class AllocationCache:
             return found[0] if found else None
         if scheduling not in (SCHEDULING_PACKED, SCHEDULING_DISTRIBUTED):
             raise ValueError(f"scheduling strategy of '{scheduling}' is not supported")
-        index = self._index(gsa)
         namespace = gsa.metadata.get_namespace() if isinstance(gsa.metadata, ObjectMeta) else ""
-        walk = index.ordered(namespace, self.counter.counts(), selector_states(gsa))
+        counts = self.counter.counts()
+        states = selector_states(gsa)
+        if owned is not None:
+            # The first selector's first owned match is the answer when there is one; the
+            # owned index reaches it without walking past other replicas' recent picks.
+            mine = self._index(gsa, owned).ordered(namespace, counts, states)
+            first = first_match(gsa, mine, self.gates)
+            if first is not None:
+                return first
+        walk = self._index(gsa).ordered(namespace, counts, states)
         chosen = find_in_order(gsa, ((gs, None) for gs in walk), self.gates, owned)
         return chosen[0] if chosen else None
 
-    def _index(self, gsa: GameServerAllocation) -> CandidateIndex:
-        """The index of the GSA's sort key, built on first use, least recently used dropped."""
+    def _index(self, gsa: GameServerAllocation, owned: Owned | None = None) -> CandidateIndex:
+        """The index of the GSA's sort key (of the candidates `owned` admits, when given), built
+        on first use, least recently used dropped."""
         with_priorities = self.gates.enabled(Feature.COUNTS_AND_LISTS)
-        key: SortKey = sort_key(gsa) if with_priorities else (SCHEDULING_PACKED, ())
+        sort: SortKey = sort_key(gsa) if with_priorities else (SCHEDULING_PACKED, ())
+        key = (sort, owned)
         index = self._indexes.get(key)
         if index is not None:
             self._indexes.move_to_end(key)
             return index
         spec = gsa.spec if isinstance(gsa.spec, GameServerAllocationSpec) else None
         priorities = list(spec.priorities or []) if spec is not None and with_priorities else []
-        if key[0] == SCHEDULING_DISTRIBUTED:
-            index = CandidateIndex(distributed_key(priorities), grouped=False)
+        if sort[0] == SCHEDULING_DISTRIBUTED:
+            index = CandidateIndex(distributed_key(priorities), grouped=False, admit=owned)
         else:
-            index = CandidateIndex(packed_within_key(priorities, self.gates))
+            index = CandidateIndex(packed_within_key(priorities, self.gates), admit=owned)
         for cached_key, gs in self.cache.items():
             index.put(cached_key, gs)
         self._indexes[key] = index

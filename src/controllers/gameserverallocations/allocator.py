@@ -329,7 +329,7 @@ class Allocator:
         """Choose the request's GameServer, take it out of the cache, start its write."""
         cache = self.allocation_cache
         try:
-            gs = cache.find_game_server(request.gsa, self.settings.partition.owns)
+            gs = cache.find_game_server(request.gsa, self.settings.partition.owned())
         except ValueError as err:
             request.future.set_exception(err)
             return

@@ -11,7 +11,10 @@ g) to find, a memmove to insert). `ordered(namespace, counts, states)` sorts the
 nodes the counter does not know) are merged by the within-group key, so the walk is exactly the
 order of `find.sort_packed` over the same GameServers and counts (a property test holds it to
 that). A `CandidateIndex(within, grouped=False)` keeps one group per namespace: the Distributed
-order with CountsAndLists (`find.distributed_key`).
+order with CountsAndLists (`find.distributed_key`). With `admit` it keeps only the GameServers
+`admit` accepts, in the same order: the allocation cache keeps one of a replica's own share
+(`partition.py`) beside the whole set, so a replica finds its next candidate without walking
+past the ones other replicas have taken and it has not yet heard of.
 
 Pure data structure: no I/O, no clock; GameServers are the informer's shared objects and are never
 mutated.
@@ -69,9 +72,16 @@ def _state_and_node(gs: GameServer) -> tuple[str, str]:
 class CandidateIndex:
     """Candidates by `namespace/name` key, kept in order (see the module docstring)."""
 
-    def __init__(self, within: WithinKey, grouped: bool = True) -> None:
+    def __init__(
+        self,
+        within: WithinKey,
+        grouped: bool = True,
+        admit: Callable[[GameServer], bool] | None = None,
+    ) -> None:
         self.within = within
         self.grouped = grouped
+        self.admit = admit
+        """When set, only the GameServers it admits are kept (a replica's own share, say)."""
         self._where: dict[str, tuple[GroupId, tuple[Any, ...]]] = {}
         self._groups: dict[str, dict[GroupId, _Group]] = {}
 
@@ -79,8 +89,10 @@ class CandidateIndex:
         return len(self._where)
 
     def put(self, key: str, gs: GameServer) -> None:
-        """Add `gs` under `key`, replacing what was there."""
+        """Add `gs` under `key`, replacing what was there (only removing it when `admit` says no)."""
         self.discard(key)
+        if self.admit is not None and not self.admit(gs):
+            return
         namespace = gs.meta.get_namespace()
         state, node = _state_and_node(gs) if self.grouped else ("", "")
         group_id = (namespace, state, node)

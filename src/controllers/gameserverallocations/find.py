@@ -15,14 +15,16 @@ Pure functions over values:
 * `find_game_server_for_allocation(gsa, list, gates, owned)` walks the sorted list (Distributed
   without CountsAndLists: in a random order) and returns the first GameServer of the first
   selector, in selector order, that matches one, only in the GSA's namespace, with its index;
-  `None` when nothing matches. `owned(gs)` says whether this replica owns a candidate (see
+  `None` when nothing matches. `owned(gs)` (None: every one) says whether this replica owns a candidate (see
   `partition.py`): within the winning selector an owned match is preferred to an earlier one owned
   by another replica, so replicas that see the same cache do not all reach for the same server;
   with no owned match the LAST match is taken (the one its owner, walking the same order, comes to
   last), so a replica whose share ran out does not collide with the owner's next pick.
   With the default (everything owned) this is exactly Agones' choice. `find_in_order` is the same
   walk over any ordered iterable (the allocation cache's `candidates.CandidateIndex`);
-  `selector_states(gsa)` says which GameServer states the selectors can match at all.
+  `first_match` the short cut over a replica's owned candidates alone (the first selector's
+  first owned match is the answer whenever there is one); `selector_states(gsa)` says which
+  GameServer states the selectors can match at all.
 """
 
 from __future__ import annotations
@@ -230,7 +232,7 @@ def find_game_server_for_allocation(
     gsa: GameServerAllocation,
     game_servers: Sequence[GameServer | None],
     gates: FeatureGates,
-    owned: Owned = _everything,
+    owned: Owned | None = None,
 ) -> tuple[GameServer, int] | None:
     """The GameServer to allocate and its index in `game_servers`; `None` if none matches.
 
@@ -243,15 +245,34 @@ def find_game_server_for_allocation(
     )
 
 
+def first_match(
+    gsa: GameServerAllocation, candidates: Iterable[GameServer], gates: FeatureGates
+) -> GameServer | None:
+    """The first of `candidates`, walked in the order given, in the GSA's namespace, that the
+    GSA's first selector matches. Walking a replica's owned candidates only, this is
+    `find_in_order`'s answer over all of them whenever it is not None: an owned match of the
+    first selector wins, and the first owned one is the one taken."""
+    selectors = _spec(gsa).selectors or []
+    if not selectors:
+        return None
+    match = selectors[0].matcher(gates)
+    namespace = gsa.metadata.get_namespace() if isinstance(gsa.metadata, ObjectMeta) else ""
+    for gs in candidates:
+        if gs.meta.get_namespace() == namespace and match(gs):
+            return gs
+    return None
+
+
 def find_in_order(
     gsa: GameServerAllocation,
     candidates: Iterable[tuple[GameServer, T]],
     gates: FeatureGates,
-    owned: Owned = _everything,
+    owned: Owned | None = None,
 ) -> tuple[GameServer, T] | None:
     """The first `(GameServer, tag)` of `candidates`, walked in the order given, that the first
     selector with a match matches (an owned one preferred within it, else its last match), in the
     GSA's namespace."""
+    owns = owned or _everything
     selectors = [s.matcher(gates) for s in _spec(gsa).selectors or []]
     namespace = gsa.metadata.get_namespace() if isinstance(gsa.metadata, ObjectMeta) else ""
     last: list[tuple[GameServer, T] | None] = [None] * len(selectors)
@@ -265,7 +286,7 @@ def find_in_order(
             if mine[j] is not None or not selector(gs):
                 continue
             if is_mine is None:
-                is_mine = owned(gs)
+                is_mine = owns(gs)
             if is_mine:
                 mine[j] = (gs, tag)
                 pending -= 1

@@ -16,6 +16,7 @@ everything: Agones' behaviour.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...apis.agones.v1.gameserver import GameServer
@@ -46,6 +47,10 @@ class Partition:
             return cls(int(index), int(count))
         except ValueError as err:
             raise ValueError(f"--allocation-partition {text!r}: {err}") from None
+
+    def owned(self) -> Callable[[GameServer], bool] | None:
+        """`owns`, or None when this replica owns everything (no partitioning)."""
+        return None if self.count == 1 else self.owns
 
     def owns(self, gs: GameServer) -> bool:
         if self.count == 1:
