@@ -43,6 +43,7 @@ from agones.client.rest import RESTClient
 from agones.client.versioned.resources import GAME_SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
+PYTHONPATH = os.environ.get("PYTHONPATH", "")
 NAMESPACE = "default"
 ALLOCATIONS = f"/apis/allocation.agones.dev/v1/namespaces/{NAMESPACE}/gameserverallocations"
 REQUEST = {
@@ -115,8 +116,10 @@ def _run_queue_wait(pid: int) -> float:
 
 @contextlib.asynccontextmanager
 async def profiled(directory: str, label: str, root: int = 0) -> Any:
-    """`py-spy record -s -r 50 -f raw` of `root` (default: this process) and its descendants for the block's length,
-    one file per process in `directory` (nothing when `directory` is empty)."""
+    """`py-spy record -r 100 -f raw` of `root` (default: this process) and of each of its
+    descendants for the block's length, one file per process in `directory` (nothing when
+    `directory` is empty). Not `--subprocesses`: each process has its own recorder already, and
+    a second one sampling the children doubled their overhead."""
     if not directory:
         yield
         return
@@ -126,9 +129,8 @@ async def profiled(directory: str, label: str, root: int = 0) -> Any:
         await asyncio.create_subprocess_exec(
             str(spy),
             "record",
-            "-s",
             "-r",
-            "50",
+            "100",
             "-f",
             "raw",
             "-p",
@@ -149,6 +151,38 @@ async def profiled(directory: str, label: str, root: int = 0) -> Any:
                 record.send_signal(signal.SIGINT)
         for record in records:
             await record.wait()
+
+
+async def settle(
+    root: int,
+    *,
+    idle: float = 0.1,
+    window: float = 0.5,
+    quiet_for: float = 2.5,
+    limit: float = 60.0,
+) -> float:
+    """Wait until `root` and its descendants together have used less than `idle` of one CPU in
+    every `window` for `quiet_for` seconds on end, at most `limit` seconds; the seconds waited.
+
+    After a refill of thousands of GameServers every informer has that many watch events to
+    digest: a phase started during it measured the refill's aftermath (its first second or two
+    ran at half the rate). And each process's collector (`agones.aioloop`) runs its full
+    collection, if its heap has grown, at the first quiet second: `quiet_for` outlasts that
+    second, so the collection (up to 1.5 s at 9,500 GameServers) happens here, not in a phase."""
+    start = time.monotonic()
+    quiet_since = start
+    before = process_cpu(root)
+    while time.monotonic() - start < limit:
+        await asyncio.sleep(window)
+        after = process_cpu(root)
+        used = sum(cpu - before.get(key, (0.0, 0.0))[0] for key, (cpu, _) in after.items())
+        before = after
+        now = time.monotonic()
+        if used >= idle * window:
+            quiet_since = now
+        elif now - quiet_since >= quiet_for:
+            break
+    return time.monotonic() - start
 
 
 def cpu_per_allocation(
@@ -215,7 +249,9 @@ async def fill(rest: RESTClient, names: list[str]) -> None:
     await asyncio.gather(*(one(i, n) for i, n in enumerate(names)))
 
 
-async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, Any]:
+async def phase(
+    rest: RESTClient, concurrency: int, requests: int, trace: str = ""
+) -> dict[str, Any]:
     """`requests` allocations by `concurrency` clients back to back. Each client's first
     allocation is untimed: it opens the client's connection (and the aggregator's to the
     extensions, through their TLS handshakes) and, as all clients send it at once, it is the
@@ -266,6 +302,11 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
             outcomes[state] = outcomes.get(state, 0) + 1
 
     await asyncio.gather(*(client() for _ in range(concurrency)))
+    if trace:
+        Path(trace).mkdir(parents=True, exist_ok=True)
+        Path(trace, f"c{concurrency}.json").write_text(
+            json.dumps({"timed": timed, "wave_end": max(wave_ends)})
+        )
     names = set(allocated)
     return {
         "rate": len(latencies) / (max(spans) - min(spans)),
@@ -281,7 +322,12 @@ async def phase(rest: RESTClient, concurrency: int, requests: int) -> dict[str, 
 
 
 async def drive(
-    kubeconfig: str, pool: int, counts: dict[int, int], server_pid: int, py_spy: str = ""
+    kubeconfig: str,
+    pool: int,
+    counts: dict[int, int],
+    server_pid: int,
+    py_spy: str = "",
+    trace: str = "",
 ) -> list[tuple[int, dict[str, Any]]]:
     config = load_kube_config(kubeconfig)
     config.qps = 0
@@ -289,12 +335,12 @@ async def drive(
     try:
         names = [f"green-fleet-bench-{i:04d}" for i in range(pool)]
         await fill(rest, names)
-        await asyncio.sleep(1.0)  # let the allocators' informers see the pool
+        await settle(os.getpid())  # the allocators' informers have seen the pool
         out = []
         for concurrency, requests in counts.items():
             async with profiled(py_spy, f"api-c{concurrency}", server_pid):
                 before, driver = process_cpu(server_pid), time.process_time()
-                result = await phase(rest, concurrency, requests)
+                result = await phase(rest, concurrency, requests, trace)
                 driver = time.process_time() - driver
                 made = requests + concurrency  # the timed ones and each client's first
                 result["cpu"] = cpu_per_allocation(before, process_cpu(server_pid), made)
@@ -303,14 +349,20 @@ async def drive(
                 )
             out.append((concurrency, result))
             await fill(rest, result["allocated"])
-            await asyncio.sleep(0.5)
+            await settle(os.getpid())
         return out
     finally:
         await rest.close()
 
 
 def run_config(
-    mode: str, replicas: int, pool: int, requests: int, extensions: str, py_spy: str = ""
+    mode: str,
+    replicas: int,
+    pool: int,
+    requests: int,
+    extensions: str,
+    py_spy: str = "",
+    trace: str = "",
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = str(Path(tmp) / "kubeconfig")
@@ -333,7 +385,12 @@ def run_config(
             stderr=subprocess.DEVNULL,
             text=True,
             cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            # the repository for `bench` and `tests`, after any PYTHONPATH given (an A/B run
+            # against another tree's `agones` sets one)
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [PYTHONPATH, str(ROOT)])),
+            },
         )
         try:
             assert child.stdout is not None
@@ -349,7 +406,7 @@ def run_config(
                 10: 200 if slow else requests,
                 50: 500 if slow else requests,
             }
-            results = aioloop.run(drive(kubeconfig, pool, counts, child.pid, py_spy))
+            results = aioloop.run(drive(kubeconfig, pool, counts, child.pid, py_spy, trace))
             for concurrency, r in results:
                 print(
                     f"{mode:7s} extensions={extensions} replicas={replicas} C={concurrency:<3d} "
@@ -475,6 +532,11 @@ def main() -> None:
     parser.add_argument("--shared", action="store_true", help="stress: replicas share candidates")
     parser.add_argument("--in-process", action="store_true", help="the allocator alone")
     parser.add_argument("--py-spy", default="", help="profile each phase into this directory")
+    parser.add_argument(
+        "--trace",
+        default="",
+        help="write each phase's timed allocations (start, seconds) as cC.json into this directory",
+    )
     args = parser.parse_args()
     if args.command == "serve":
         # The loop and collector settings of every agones process (`agones local up` included)
@@ -489,7 +551,9 @@ def main() -> None:
     for extensions in args.extensions.split(","):
         for mode in args.modes.split(","):
             for replicas in (int(r) for r in args.replicas.split(",")):
-                run_config(mode, replicas, args.pool, args.requests, extensions, args.py_spy)
+                run_config(
+                    mode, replicas, args.pool, args.requests, extensions, args.py_spy, args.trace
+                )
 
 
 if __name__ == "__main__":

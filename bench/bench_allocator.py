@@ -55,7 +55,13 @@ from agones.client.versioned.resources import CUSTOM_RESOURCE_DEFINITIONS as CRD
 from agones.client.versioned.resources import GAME_SERVERS
 from agones.localcluster.stack_options import StackOptions
 from agones.pki import CertificateAuthority, Usage
-from bench.bench_allocation import after_first_wave, cpu_per_allocation, process_cpu, profiled
+from bench.bench_allocation import (
+    after_first_wave,
+    cpu_per_allocation,
+    process_cpu,
+    profiled,
+    settle,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "default"
@@ -369,7 +375,7 @@ async def warm_up(cluster: Cluster, rest: RESTClient, args: argparse.Namespace) 
     top = max(int(c) for c in args.concurrency.split(","))
     for protocol in args.protocols.split(","):
         await fill_pool(rest, args.pool)
-        await asyncio.sleep(1.0)
+        await settle(os.getpid())
         r = await phase(cluster, protocol, top, min(args.requests, args.pool - 2 * top))
         print(
             f"    warm-up ({protocol}, C={top}, untimed): {r['per_s']:.0f}/s, p99 {r['p99']:.1f} ms",
@@ -393,7 +399,7 @@ async def main(args: argparse.Namespace) -> None:
                     for protocol in args.protocols.split(","):
                         for concurrency in [int(c) for c in args.concurrency.split(",")]:
                             await fill_pool(rest, args.pool)
-                            await asyncio.sleep(1.0)  # let the allocators' caches see the pool
+                            await settle(os.getpid())  # the allocators' caches saw the pool
                             count = (
                                 min(args.requests, args.pool - 2 * concurrency)
                                 if concurrency > 1
