@@ -167,8 +167,9 @@ async def settle(
     After a refill of thousands of GameServers every informer has that many watch events to
     digest: a phase started during it measured the refill's aftermath (its first second or two
     ran at half the rate). And each process's collector (`agones.aioloop`) runs its full
-    collection, if its heap has grown, at the first quiet second: `quiet_for` outlasts that
-    second, so the collection (up to 1.5 s at 9,500 GameServers) happens here, not in a phase."""
+    collection, if its heap has grown by a quarter, at the end of its first quiet second:
+    `quiet_for` outlasts that, so the collection (up to 1.5 s at 9,500 GameServers) happens here,
+    not in a phase."""
     start = time.monotonic()
     quiet_since = start
     before = process_cpu(root)

@@ -24,26 +24,29 @@ local API server and the allocators at 800 allocations/s, each the stall behind 
 of requests. Every `YOUNG_COLLECTION_INTERVAL` the collector collects the young generation and
 freezes what survived, so each pause walks one interval's survivors (a few ms) and no survivor is
 walked again. Garbage in cycles among frozen objects waits for the full collection, which runs
-when the frozen heap has grown by `FULL_COLLECTION_GROWTH` since the last one (CPython's own rule
-for its oldest generation), at a quiet moment.
+when the heap has grown by `FULL_COLLECTION_GROWTH` since the last one (CPython's own rule for
+its oldest generation), at a quiet moment.
 
 A full collection walks the whole heap and stops the loop for all of it: about 1.2 µs per tracked
-object on this project's 2-core machine, so 1.3 to 1.5 s in a local API server holding 9,500
-GameServers (886,000 objects) and 0.6 to 0.8 s in an allocator's informers, measured under load,
+object on this project's 2-core machine, so 1.0 to 1.5 s in a local API server holding 9,500
+GameServers (886,000 objects) and 0.3 to 0.8 s in an allocator's informers, measured under load,
 where the first one after the caches filled used to land in the middle of the traffic (and in
 every process at about the same moment, as they had all started together). These collections
-freed almost nothing (2,300 objects of 886,000; 20 of 380,000): the heaps are acyclic. So the
-collector looks at the frozen heap's growth when the process turns quiet after a busy spell
-(under `QUIET_CPU` of a CPU over a `QUIET_WINDOW`, at most once per `QUIET_CHECK_INTERVAL`) and
-collects then; otherwise it looks once per `FULL_COLLECTION_INTERVAL` and collects only at
-`FORCED_FULL_COLLECTION_GROWTH`, so the cyclic garbage a loaded process keeps is bounded at twice
-its heap instead of a quarter more, and a pause under load is the exception.
+freed almost nothing (2,300 objects of 886,000; 20 of 380,000): the heaps are acyclic. So every
+`QUIET_WINDOW` the collector tells quiet from busy (under `QUIET_CPU` of a CPU or not) and
+collects when the heap has grown by `FULL_COLLECTION_GROWTH` in a quiet window, by
+`FORCED_FULL_COLLECTION_GROWTH` in a busy one: the cyclic garbage a loaded process keeps is
+bounded at twice its heap instead of a quarter more, and a pause under load is the exception.
+The heap's size is pymalloc's count of allocated blocks (`sys.getallocatedblocks`, 80 µs at four
+million blocks): counting the frozen objects (`gc.get_freeze_count`) walks them all, up to
+100 ms in a local API server's scattered heap, a pause of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -58,31 +61,21 @@ YOUNG_COLLECTION_INTERVAL = 0.1
 """Seconds between the `Collector`'s young collections."""
 
 FULL_COLLECTION_GROWTH = 0.25
-"""Growth of the frozen heap, as a fraction of its size after the last full collection, that
-starts the next full collection (CPython's rule for its oldest generation)."""
-
-FULL_COLLECTION_FLOOR = 10_000
-"""The frozen heap size the growth is reckoned from at least, so that a small heap is not
-collected whole every few ticks."""
-
-FULL_COLLECTION_INTERVAL = 60.0
-"""Seconds between two looks at the frozen heap's growth while the process is busy, so at least
-between two full collections under load: a server filling its caches or storing Events grows by
-a quarter every few seconds, and each full collection walks the whole heap."""
+"""Growth of the heap, as a fraction of its size after the last full collection, that starts
+the next full collection in a quiet window (CPython's rule for its oldest generation)."""
 
 FORCED_FULL_COLLECTION_GROWTH = 1.0
-"""Growth of the frozen heap that starts a full collection even while the process is busy."""
+"""Growth of the heap that starts a full collection in a busy window."""
+
+FULL_COLLECTION_FLOOR = 100_000
+"""The heap size, in allocated blocks, the growth is reckoned from at least, so that a small
+heap is not collected whole every few seconds."""
 
 QUIET_WINDOW = 1.0
 """Seconds over which the process's CPU time is measured to tell quiet from busy."""
 
 QUIET_CPU = 0.1
 """Share of one CPU under which a `QUIET_WINDOW` counts as quiet."""
-
-QUIET_CHECK_INTERVAL = 5.0
-"""Seconds since the last look at the frozen heap's growth after which a process turning quiet
-after a busy spell looks again. A look walks the frozen list: 7 ms at 900,000 objects in a
-fresh process, up to 100 ms in a local API server's scattered heap of as many."""
 
 
 def loop_factory(use_uvloop: bool = True) -> Callable[[], asyncio.AbstractEventLoop]:
@@ -109,7 +102,7 @@ def freeze_long_lived() -> None:
     gc.collect()
     gc.freeze()
     if _running is not None:
-        _running.base = gc.get_freeze_count()
+        _running.base = sys.getallocatedblocks()
 
 
 def tune_gc() -> None:
@@ -126,67 +119,51 @@ class Collector:
         interval: float = YOUNG_COLLECTION_INTERVAL,
         growth: float = FULL_COLLECTION_GROWTH,
         floor: int = FULL_COLLECTION_FLOOR,
-        full_interval: float = FULL_COLLECTION_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
         *,
         forced_growth: float = FORCED_FULL_COLLECTION_GROWTH,
         quiet_window: float = QUIET_WINDOW,
         quiet_cpu: float = QUIET_CPU,
-        quiet_interval: float = QUIET_CHECK_INTERVAL,
         cpu_clock: Callable[[], float] = time.process_time,
     ) -> None:
         self.interval = interval
         self.growth = growth
         self.floor = floor
-        self.full_interval = full_interval
         self.clock = clock
         self.forced_growth = forced_growth
         self.quiet_window = quiet_window
         self.quiet_cpu = quiet_cpu
-        self.quiet_interval = quiet_interval
         self.cpu_clock = cpu_clock
-        self.base = gc.get_freeze_count()
-        self.last_checked = clock()
-        self.window_start = self.last_checked
+        self.base = sys.getallocatedblocks()
+        self.window_start = clock()
         self.window_cpu = cpu_clock()
-        self.busy_since_checked = False
         self.full_collections = 0
 
     def collect_young(self) -> None:
-        """Collect the young generation, freeze the survivors; collect everything when the
-        frozen heap has outgrown its last full collection: by `growth` at a quiet moment, by
-        `forced_growth` when the process has been busy for `full_interval`."""
+        """Collect the young generation, freeze the survivors; at the end of each quiet window
+        collect everything if the heap has grown by `growth` since the last full collection, at
+        the end of each busy window if it has grown by `forced_growth`."""
         gc.collect(0)
         gc.freeze()
         now = self.clock()
-        if now - self.window_start >= self.quiet_window:
-            cpu = self.cpu_clock()
-            quiet = cpu - self.window_cpu < self.quiet_cpu * (now - self.window_start)
-            self.window_start, self.window_cpu = now, cpu
-            if not quiet:
-                self.busy_since_checked = True
-            elif self.busy_since_checked and now - self.last_checked >= self.quiet_interval:
-                self._look(now, self.growth)
-                return
-        if now - self.last_checked >= self.full_interval:
-            self._look(now, self.forced_growth)
-
-    def _look(self, now: float, growth: float) -> None:
-        # `get_freeze_count` walks the whole frozen list: not on every tick
-        self.last_checked = now
-        self.busy_since_checked = False
-        if gc.get_freeze_count() > max(self.base, self.floor) * (1 + growth):
+        if now - self.window_start < self.quiet_window:
+            return
+        cpu = self.cpu_clock()
+        quiet = cpu - self.window_cpu < self.quiet_cpu * (now - self.window_start)
+        self.window_start, self.window_cpu = now, cpu
+        growth = self.growth if quiet else self.forced_growth
+        if sys.getallocatedblocks() > max(self.base, self.floor) * (1 + growth):
             self.collect_full()
-        # the next window starts after the look: its own CPU (tens of ms at a million
-        # objects, seconds with a collection) must not make a quiet process look busy
-        self.window_start, self.window_cpu = self.clock(), self.cpu_clock()
+            # the next window starts after the collection: its CPU (up to seconds) must not
+            # make a quiet process look busy
+            self.window_start, self.window_cpu = self.clock(), self.cpu_clock()
 
     def collect_full(self) -> None:
         """Collect every generation, the frozen one included, and freeze what is left."""
         gc.unfreeze()
         gc.collect()
         gc.freeze()
-        self.base = gc.get_freeze_count()
+        self.base = sys.getallocatedblocks()
         self.full_collections += 1
 
     async def run(self) -> None:
