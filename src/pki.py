@@ -4,7 +4,9 @@
 minutes ago; `issue(name, hosts, usage)` signs a leaf for DNS names and IP addresses with the
 ServerAuth or ClientAuth extended key usage; `self_signed(hosts)` is a lone serving certificate that
 is its own CA. `KeyPair` holds PEM bytes (the key as unencrypted PKCS#8). The local API server, the
-admission webhooks and the allocator all build their certificates here.
+admission webhooks and the allocator all build their certificates here, and their TLS server
+contexts send `SESSION_TICKETS` (`server_context(cert, key)` for those without client
+certificates).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import datetime
 import enum
 import ipaddress
+import ssl
 from dataclasses import dataclass
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -132,3 +136,18 @@ def self_signed(hosts: list[str], days: int = 365) -> KeyPair:
         )
     cert = with_validity(builder, days).sign(key, hashes.SHA256())
     return KeyPair(cert.public_bytes(serialization.Encoding.PEM), key_pem(key))
+
+
+SESSION_TICKETS = 1
+"""TLS 1.3 session tickets a server sends after each handshake: one, as Go's crypto/tls does,
+not OpenSSL's two. Clients on asyncio (this project's) never resume a session. The second ticket
+costs little: 0.66 against 0.70 ms of server CPU per new connection (`bench_tls_handshake`)."""
+
+
+def server_context(cert_file: str | Path, key_file: str | Path) -> ssl.SSLContext:
+    """A TLS server context (Python's defaults for serving, no client certificate asked) for
+    the certificate chain and key in these PEM files, sending `SESSION_TICKETS`."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.num_tickets = SESSION_TICKETS
+    context.load_cert_chain(cert_file, key_file)
+    return context

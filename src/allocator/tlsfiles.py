@@ -19,6 +19,8 @@ from typing import Any
 
 import structlog
 
+from .. import pki
+
 # In this order: a client offering HTTP/1.1 (curl, browsers, HTTP libraries) gets it and reaches
 # REST; a gRPC client offers only h2 and reaches gRPC (see `mux`).
 ALPN_PROTOCOLS = ("http/1.1", "h2")
@@ -78,7 +80,10 @@ class TLSFiles:
     def load(self) -> ssl.SSLContext:
         """Build a context from the files now; raises when they do not make one."""
         seen = self._dirs_signature()
+        # not `pki.server_context`: Python's serving defaults would trust the system's CAs for
+        # client certificates, and only the client CA directory may sign them
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.num_tickets = pki.SESSION_TICKETS
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.set_alpn_protocols(list(ALPN_PROTOCOLS))
         context.load_cert_chain(self.tls_dir / "tls.crt", self.tls_dir / "tls.key")

@@ -22,14 +22,12 @@ def self_signed(hosts: list[str], days: int = 365) -> tuple[bytes, bytes]:
 
 
 def server_ssl_context(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     with tempfile.TemporaryDirectory() as tmp:
         cert_path, key_path = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
         cert_path.write_bytes(cert_pem)
         key_path.write_bytes(key_pem)
         key_path.chmod(0o600)
-        context.load_cert_chain(cert_path, key_path)
-    return context
+        return pki.server_context(cert_path, key_path)
 
 
 def load_or_generate(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import ssl
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable
@@ -24,6 +23,7 @@ from typing import Any
 import msgspec
 from aiohttp import HttpVersion11, web
 
+from ... import pki
 from ...httpserver import serve_server
 from ..kubeconfig import make_ca_and_cert, write_kubeconfig
 from . import discovery, errors, limits, openapi
@@ -173,8 +173,7 @@ class LocalAPIServer:
             (tmp / "ca.crt").write_bytes(cert.ca_pem)
             (tmp / "tls.crt").write_bytes(cert.cert_pem)
             (tmp / "tls.key").write_bytes(cert.key_pem)
-            ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            ssl_ctx.load_cert_chain(tmp / "tls.crt", tmp / "tls.key")
+            ssl_ctx = pki.server_context(tmp / "tls.crt", tmp / "tls.key")
             self.ca_file = str(tmp / "ca.crt")
             self.ca_pem = cert.ca_pem
         self.gc.start()
@@ -210,8 +209,7 @@ class LocalAPIServer:
         cert = make_ca_and_cert((self.options.host, "localhost"))
         (tmp / "in-cluster.crt").write_bytes(cert.cert_pem)
         (tmp / "in-cluster.key").write_bytes(cert.key_pem)
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ctx.load_cert_chain(tmp / "in-cluster.crt", tmp / "in-cluster.key")
+        ctx = pki.server_context(tmp / "in-cluster.crt", tmp / "in-cluster.key")
         before = set(self._runner.addresses)
         site = web.TCPSite(self._runner, self.options.host, 0, ssl_context=ctx)
         await site.start()
