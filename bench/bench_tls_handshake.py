@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import ssl
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from agones import aioloop, pki
 from agones.localcluster.stack_processes import free_port
+from bench.bench_allocation import process_cpu
 
 
 async def serve(cert: str, key: str, port: int, tickets: int) -> None:
@@ -41,8 +41,8 @@ async def serve(cert: str, key: str, port: int, tickets: int) -> None:
 
 
 def child_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds of the server process (`bench_allocation.process_cpu`, its one child)."""
+    return sum(cpu for cpu, _ in process_cpu(pid).values())
 
 
 async def measure(cert: str, key: str, tickets: int, connections: int) -> float:

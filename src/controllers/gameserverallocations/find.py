@@ -15,9 +15,10 @@ Pure functions over values:
 * `find_game_server_for_allocation(gsa, list, gates, owned)` walks the sorted list (Distributed
   without CountsAndLists: in a random order) and returns the first GameServer of the first
   selector, in selector order, that matches one, only in the GSA's namespace, with its index;
-  `None` when nothing matches. `owned(gs)` (None: every one) says whether this replica owns a candidate (see
-  `partition.py`): within the winning selector an owned match is preferred to an earlier one owned
-  by another replica, so replicas that see the same cache do not all reach for the same server;
+  `None` when nothing matches. `owned(gs)` (None: every one) says whether this replica owns a
+  candidate (see `partition.py`): within the winning selector an owned match is preferred to an
+  earlier one owned by another replica, so replicas that see the same cache do not all reach for
+  the same server;
   with no owned match the LAST match is taken (the one its owner, walking the same order, comes to
   last), so a replica whose share ran out does not collide with the owner's next pick.
   With the default (everything owned) this is exactly Agones' choice. `find_in_order` is the same
