@@ -6,7 +6,12 @@ or 2 extensions replicas, a local cluster runs in a child process (`serve`, so t
 does not share its CPU), with a pool of 1000 Ready GameServers written directly (no controller).
 Clients POST the simple-game-server example allocation back to back at concurrency 1, 10 and 50,
 timed once each has allocated once (connections open, as `bench_allocator` times the allocator
-service); allocated GameServers are put back to Ready between phases. The cluster's process and
+service); allocated GameServers are put back to Ready between phases. Before each timed phase an
+untimed warm-up at the same concurrency (`WARM_UP_ROUNDS` allocations per client; `--no-warm-up`
+skips it) opens the connections every hop keeps (load generator to API server, aggregator to
+extensions, extensions to API server): the timed phase then measures clients that stay connected,
+as a matchmaker's workers do, and the warm-up's own figures (each hop's TLS handshakes in one
+burst) are printed beside it. The cluster's process and
 the load generator run on `agones.aioloop` (uvloop, the collector tuned), as `agones local up`
 and every agones process do. Prints allocations/s, p50/p90/p99 and
 the outcomes, one line per (mode, replicas, concurrency).
@@ -52,6 +57,8 @@ REQUEST = {
     "spec": {"selectors": [{"matchLabels": {"agones.dev/fleet": "green-fleet"}}]},
 }
 MODES = {"ours": 0.0, "agones": 0.5}
+WARM_UP_ROUNDS = 4
+"""Allocations per client in the untimed warm-up before each timed phase."""
 
 
 async def serve(kubeconfig: str, wait: float, replicas: int, process: bool) -> None:
@@ -124,6 +131,7 @@ async def profiled(directory: str, label: str, root: int = 0) -> Any:
         yield
         return
     spy = Path(sys.executable).with_name("py-spy")
+    Path(directory).mkdir(parents=True, exist_ok=True)
     pids = [int(key.split(":", 1)[0]) for key in process_cpu(root or os.getpid())]
     records = [
         await asyncio.create_subprocess_exec(
@@ -329,6 +337,7 @@ async def drive(
     server_pid: int,
     py_spy: str = "",
     trace: str = "",
+    warm_up: bool = True,
 ) -> list[tuple[int, dict[str, Any]]]:
     config = load_kube_config(kubeconfig)
     config.qps = 0
@@ -339,6 +348,11 @@ async def drive(
         await settle(os.getpid())  # the allocators' informers have seen the pool
         out = []
         for concurrency, requests in counts.items():
+            warm = None
+            if warm_up:
+                warm = await phase(rest, concurrency, min(requests, WARM_UP_ROUNDS * concurrency))
+                await fill(rest, warm["allocated"])
+                await settle(os.getpid())
             async with profiled(py_spy, f"api-c{concurrency}", server_pid):
                 before, driver = process_cpu(server_pid), time.process_time()
                 result = await phase(rest, concurrency, requests, trace)
@@ -348,6 +362,12 @@ async def drive(
                 result["cpu"] += (
                     f"\n    load generator (this process): {driver * 1000 / made:.2f} ms"
                 )
+            result["warm_up"] = (
+                "warm-up (untimed, its connections kept for the phase): none"
+                if warm is None
+                else f"warm-up (untimed, its connections kept for the phase): first wave's "
+                f"slowest {warm['first_wave_max']:.1f} ms, p99 {warm['p99']:.1f} ms"
+            )
             out.append((concurrency, result))
             await fill(rest, result["allocated"])
             await settle(os.getpid())
@@ -364,6 +384,7 @@ def run_config(
     extensions: str,
     py_spy: str = "",
     trace: str = "",
+    warm_up: bool = True,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = str(Path(tmp) / "kubeconfig")
@@ -407,13 +428,16 @@ def run_config(
                 10: 200 if slow else requests,
                 50: 500 if slow else requests,
             }
-            results = aioloop.run(drive(kubeconfig, pool, counts, child.pid, py_spy, trace))
+            results = aioloop.run(
+                drive(kubeconfig, pool, counts, child.pid, py_spy, trace, warm_up)
+            )
             for concurrency, r in results:
                 print(
                     f"{mode:7s} extensions={extensions} replicas={replicas} C={concurrency:<3d} "
                     f"{r['rate']:7.1f} alloc/s  "
                     f"p50 {r['p50']:6.1f} ms  p90 {r['p90']:6.1f} ms  p99 {r['p99']:6.1f} ms  "
                     f"{r['outcomes']} doubles={r['doubles']}\n"
+                    f"    {r['warm_up']}\n"
                     f"    first wave (C at once, untimed): slowest {r['first_wave_max']:.1f} ms\n"
                     f"    {r['after_first_wave']}\n"
                     f"    CPU ms per allocation: {r['cpu']}",
@@ -538,6 +562,12 @@ def main() -> None:
         default="",
         help="write each phase's timed allocations (start, seconds) as cC.json into this directory",
     )
+    parser.add_argument(
+        "--no-warm-up",
+        dest="warm_up",
+        action="store_false",
+        help="no untimed warm-up phase before each timed one",
+    )
     args = parser.parse_args()
     if args.command == "serve":
         # The loop and collector settings of every agones process (`agones local up` included)
@@ -553,7 +583,14 @@ def main() -> None:
         for mode in args.modes.split(","):
             for replicas in (int(r) for r in args.replicas.split(",")):
                 run_config(
-                    mode, replicas, args.pool, args.requests, extensions, args.py_spy, args.trace
+                    mode,
+                    replicas,
+                    args.pool,
+                    args.requests,
+                    extensions,
+                    args.py_spy,
+                    args.trace,
+                    args.warm_up,
                 )
 
 

@@ -28,7 +28,7 @@ from ...client.rest import RESTClient
 from ...client.versioned.resources import GAME_SERVERS
 from ...clock import Clock, RealClock, TimerHandle
 from ...featuregates import FeatureGates
-from ...informers import ResourceEventHandlerFuncs, SharedInformerFactory
+from ...informers import GenericInformer, ResourceEventHandlerFuncs, SharedInformerFactory
 from ...jsonpatch import Patch
 from ...sdk.proto import sdk_pb2
 from ...sdkserver.sdkserver import SDKServer, SDKServerOptions
@@ -123,19 +123,32 @@ class HealthPings:
 
 class SharedGameServerStore:
     """`GameServerStore`s for many sidecars over one REST client and one GameServer informer,
-    and their games' `HealthPings`."""
+    and their games' `HealthPings`.
+
+    The informer starts with the first simulated game (`start`): a real sidecar watches only its
+    own GameServer, so kubelets running no simulated game hold no watch of every GameServer (nor
+    decode each of their updates, in the process that is also the local API server)."""
 
     def __init__(self, client: RESTClient, factory: SharedInformerFactory) -> None:
         self.client = client
+        self.factory = factory
         self.pings = HealthPings()
-        self.informer = factory.for_resource(GAME_SERVERS)
+        self.informer: GenericInformer | None = None
+        """The GameServer informer, once a simulated game has started."""
         self._watchers: dict[tuple[str, str], set[asyncio.Queue[dict[str, Any]]]] = {}
         self._subscribers: dict[tuple[str, str], list[Callable[[dict[str, Any]], None]]] = {}
-        self.informer.informer().add_event_handler(
-            ResourceEventHandlerFuncs(
-                add_func=self._notify, update_func=lambda _old, new: self._notify(new)
+
+    async def start(self) -> None:
+        """Start the GameServer informer if it is not running yet, and wait for its cache."""
+        if self.informer is None:
+            self.informer = self.factory.for_resource(GAME_SERVERS)
+            self.informer.informer().add_event_handler(
+                ResourceEventHandlerFuncs(
+                    add_func=self._notify, update_func=lambda _old, new: self._notify(new)
+                )
             )
-        )
+            self.factory.start()
+        await self.informer.informer().wait_for_sync()
 
     def _notify(self, gs: Any) -> None:
         md = gs.get("metadata") or {}
@@ -156,9 +169,10 @@ class _OneGameServer:
         self.name = name
 
     async def get(self) -> dict[str, Any]:
-        with contextlib.suppress(ApiError):
-            cached = self.shared.informer.lister().by_namespace(self.namespace).get(self.name)
-            return dict(cached)
+        informer = self.shared.informer
+        if informer is not None:
+            with contextlib.suppress(ApiError):
+                return dict(informer.lister().by_namespace(self.namespace).get(self.name))
         return await self.shared.client.get(GAME_SERVERS, self.name, self.namespace)
 
     async def patch(self, patch: Patch) -> dict[str, Any]:
@@ -213,6 +227,7 @@ class SimulatedGame:
         rate_limit: float = 0.5,
     ) -> None:
         self.options = options
+        self.store = store
         self.pings = store.pings
         self.server = SDKServer(
             store.for_game_server(namespace, name),
@@ -226,6 +241,7 @@ class SimulatedGame:
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def start(self) -> None:
+        await self.store.start()
         await self.server.run()
         self.pings.add(self)
         opts = self.options
