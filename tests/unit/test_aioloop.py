@@ -238,3 +238,48 @@ def test_freeze_long_lived_rebases_the_running_collector() -> None:
     before, after, blocks = aioloop.run(main())
     assert after >= before + 20_000
     assert abs(after - blocks) < 1_000  # the same count, but for blocks freed in between
+
+
+@pytest.mark.parametrize(
+    ("found", "collected_at"),
+    [
+        pytest.param({}, [1, 3, 7, 11], id="none-found-backs-off-to-every-4"),
+        pytest.param({3: 5}, [1, 3, 4, 6, 10], id="found-resets-to-every-tick"),
+        pytest.param({1: 1, 2: 1, 3: 1}, [1, 2, 3, 4, 6, 10], id="found-each-time-every-tick"),
+        pytest.param({7: 1}, [1, 3, 7, 8, 10], id="found-after-the-backoff-resets-it"),
+    ],
+)
+def test_young_collections_back_off_while_they_find_no_garbage(
+    found: dict[int, int], collected_at: list[int]
+) -> None:
+    """`found`: tick → unreachable objects the young collection at that tick finds."""
+    tick = 0
+    ticks: list[int] = []
+
+    def collect() -> int:
+        ticks.append(tick)
+        return found.get(tick, 0)
+
+    collector = aioloop.Collector(clock=_Clock(), backoff=4, collect_generation_0=collect)
+    frozen = []
+    for tick in range(1, 12):
+        young = [[tick]]
+        collector.collect_young()
+        frozen.append(not any(o is young for o in gc.get_objects()))
+    assert ticks == collected_at
+    assert collector.young_collections == len(collected_at)
+    assert all(frozen)  # frozen at every tick, collected or not
+
+
+def test_a_cycle_frozen_while_backed_off_waits_for_the_full_collection() -> None:
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    collector = aioloop.Collector(clock=_Clock(), floor=1_000, backoff=8)
+    collector.collect_young()  # nothing to find: the next young collection in 2 ticks
+    ref = weakref.ref(_Node())
+    collector.collect_young()  # not due: the cycle is frozen unwalked
+    assert ref() is not None
+    assert collector.young_collections == 1
+    collector.collect_full()
+    assert ref() is None
