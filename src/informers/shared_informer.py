@@ -283,7 +283,7 @@ class SharedIndexInformer:
             await self.clock.sleep(self.resync_check_period)
             self.mutation_detector.check()
             if self._should_resync():
-                self.fifo.resync()
+                await self.fifo.resync()
 
     def _should_resync(self) -> bool:
         now = self.clock.monotonic()

@@ -5,13 +5,14 @@ immediately and in arrival order (the reflector and the informer share the event
 queue between them is elided: order is the same, and back-pressure is the reflector waiting).
 `replace(items, rv)` first emits `Deleted` with a `DeletedFinalStateUnknown` tombstone for every key
 the cache knows that the new list lacks (the delete was missed while not watching), then `Replaced`
-for every listed item. `resync()` emits `Sync` for every cached object. Deltas emitted before the
+for every listed item. `resync()` emits `Sync` for every cached object, a batch at a time. Deltas emitted before the
 first `replace` has been fully processed carry `is_in_initial_list=True`. With a `transform`, every
 added, updated, deleted (tombstones excepted) and listed object is transformed before its delta.
 """
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,9 @@ class Delta:
 
 
 ProcessFunc = Callable[[Delta, bool], None]
+
+RESYNC_BATCH = 256
+"""Objects a resync emits before it lets other tasks run."""
 
 
 class RealFIFO:
@@ -89,6 +93,15 @@ class RealFIFO:
         if self._on_populated is not None:
             self._on_populated()
 
-    def resync(self) -> None:
-        for obj in self.known_objects.list():
-            self._emit(DeltaType.SYNC, obj)
+    async def resync(self, batch: int = RESYNC_BATCH) -> None:
+        """Emit `Sync` for every cached object, letting other tasks run after each `batch` of
+        them. client-go resyncs on the informer's own goroutine, beside everything else; on one
+        event loop a resync in one go stalled every request of the process: 57 to 94 ms every
+        30 s for an allocator's 9,500 GameServers. Each key's object is read at its turn, so a
+        watch event handled in between is never undone by the copy it replaced."""
+        for i, key in enumerate(self.known_objects.list_keys()):
+            if i and i % batch == 0:
+                await asyncio.sleep(0)
+            obj = self.known_objects.get_by_key(key)
+            if obj is not None:  # deleted in between: nothing to resync
+                self._emit(DeltaType.SYNC, obj)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -169,7 +170,7 @@ def test_lister_not_found_names_the_group_resource_as_go_does(
     assert info.value.status["details"] == details
 
 
-def test_real_fifo_replace_emits_tombstones_first_then_replaced() -> None:
+async def test_real_fifo_replace_emits_tombstones_first_then_replaced() -> None:
     known = Indexer()
     deltas: list[tuple[Delta, bool]] = []
 
@@ -198,8 +199,32 @@ def test_real_fifo_replace_emits_tombstones_first_then_replaced() -> None:
     )
     assert all(not initial for _, initial in deltas)
     deltas.clear()
-    fifo.resync()
+    await fifo.resync()
     assert {d.type for d, _ in deltas} == {DeltaType.SYNC}
+
+
+async def test_real_fifo_resync_yields_between_batches_and_reads_each_object_at_its_turn() -> None:
+    """A resync lets other tasks run after each batch; an object updated or deleted meanwhile is
+    resynced as it is now (or not at all), never as the copy the resync started from."""
+    known = Indexer()
+    for name in "abcdef":
+        known.add(gs(name))
+    synced: list[tuple[str, str]] = []
+
+    def process(delta: Delta, _initial: bool) -> None:
+        md = delta.object["metadata"]
+        synced.append((md["name"], md.get("labels", {}).get("v", "old")))
+
+    fifo = RealFIFO(process, known)
+    resync = asyncio.create_task(fifo.resync(batch=2))
+    await asyncio.sleep(0)  # the first batch (a, b) is out; the resync is waiting its turn
+    assert [n for n, _ in synced] == ["a", "b"]
+    newer = gs("e")
+    newer["metadata"]["labels"] = {"v": "new"}
+    known.update(newer)  # what a watch event would do while the resync waits
+    known.delete(gs("f"))
+    await resync
+    assert synced == [("a", "old"), ("b", "old"), ("c", "old"), ("d", "old"), ("e", "new")]
 
 
 def test_backoff_manager_sequence_cap_and_reset() -> None:
