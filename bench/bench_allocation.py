@@ -501,6 +501,22 @@ async def _allocate_in_process(
     await asyncio.gather(*(client() for _ in range(concurrency)))
 
 
+async def allocator_over_pool(h: Any, pool: int) -> Any:
+    """A started allocator replica (`AllocationHarness.allocator`) whose cache holds `pool`
+    Ready GameServers, made in the harness `h` on two nodes."""
+    sem = asyncio.Semaphore(20)
+
+    async def make(i: int) -> None:
+        async with sem:
+            await h.create_ready(f"gs-{i:05d}", node=f"node-{'ab'[i % 2]}")
+
+    await asyncio.gather(*(make(i) for i in range(pool)))
+    allocator = await h.allocator()
+    while len(allocator.allocation_cache) < pool:
+        await asyncio.sleep(0.05)
+    return allocator
+
+
 async def in_process(pool: int, requests: int) -> None:
     """The allocator alone: `Allocator.allocate` against the local API server in one process (no
     aggregator, no client TLS), same pool, request and concurrencies."""
@@ -510,16 +526,7 @@ async def in_process(pool: int, requests: int) -> None:
     configure_logging("error")
     body = {"metadata": {"namespace": NAMESPACE}, "spec": REQUEST["spec"]}
     async with harness() as h:
-        sem = asyncio.Semaphore(20)
-
-        async def make(i: int) -> None:
-            async with sem:
-                await h.create_ready(f"gs-{i:04d}", node=f"node-{'ab'[i % 2]}")
-
-        await asyncio.gather(*(make(i) for i in range(pool)))
-        allocator = await h.allocator()
-        while len(allocator.allocation_cache) < pool:
-            await asyncio.sleep(0.05)
+        allocator = await allocator_over_pool(h, pool)
         for concurrency in (1, 10, 50):
             latencies: list[float] = []
             start, cpu = time.perf_counter(), time.process_time()

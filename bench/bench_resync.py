@@ -19,6 +19,7 @@ import time
 from agones import aioloop
 from agones.informers.shared_informer import SharedIndexInformer
 from agones.informers.the_real_fifo import RESYNC_BATCH
+from bench.bench_allocation import allocator_over_pool
 
 
 async def _stall(informer: SharedIndexInformer, batch: int) -> tuple[float, float]:
@@ -53,16 +54,7 @@ async def main(pool: int, rounds: int) -> None:
 
     configure_logging("error")
     async with harness() as h:
-        sem = asyncio.Semaphore(20)
-
-        async def make(i: int) -> None:
-            async with sem:
-                await h.create_ready(f"gs-{i:05d}", node=f"node-{'ab'[i % 2]}")
-
-        await asyncio.gather(*(make(i) for i in range(pool)))
-        allocator = await h.allocator()
-        while len(allocator.allocation_cache) < pool:
-            await asyncio.sleep(0.05)
+        allocator = await allocator_over_pool(h, pool)
         informer = allocator.allocation_cache.informer
         for _ in range(rounds):
             for label, batch in (
