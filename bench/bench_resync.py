@@ -19,7 +19,7 @@ import time
 from agones import aioloop
 from agones.informers.shared_informer import SharedIndexInformer
 from agones.informers.the_real_fifo import RESYNC_BATCH
-from bench.bench_allocation import allocator_over_pool
+from bench.allocation_inprocess import allocator_over_pool
 
 
 async def _stall(informer: SharedIndexInformer, batch: int) -> tuple[float, float]:
