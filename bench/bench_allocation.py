@@ -362,11 +362,11 @@ async def drive(
                 result["cpu"] += (
                     f"\n    load generator (this process): {driver * 1000 / made:.2f} ms"
                 )
-            result["warm_up"] = (
-                "warm-up (untimed, its connections kept for the phase): none"
+            result["warm_up"] = "warm-up (untimed, its connections kept for the phase): " + (
+                "none"
                 if warm is None
-                else f"warm-up (untimed, its connections kept for the phase): first wave's "
-                f"slowest {warm['first_wave_max']:.1f} ms, p99 {warm['p99']:.1f} ms"
+                else f"first wave's slowest {warm['first_wave_max']:.1f} ms, "
+                f"p99 {warm['p99']:.1f} ms"
             )
             out.append((concurrency, result))
             await fill(rest, result["allocated"])

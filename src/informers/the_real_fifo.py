@@ -5,9 +5,10 @@ immediately and in arrival order (the reflector and the informer share the event
 queue between them is elided: order is the same, and back-pressure is the reflector waiting).
 `replace(items, rv)` first emits `Deleted` with a `DeletedFinalStateUnknown` tombstone for every key
 the cache knows that the new list lacks (the delete was missed while not watching), then `Replaced`
-for every listed item. `resync()` emits `Sync` for every cached object, a batch at a time. Deltas emitted before the
-first `replace` has been fully processed carry `is_in_initial_list=True`. With a `transform`, every
-added, updated, deleted (tombstones excepted) and listed object is transformed before its delta.
+for every listed item. `resync()` emits `Sync` for every cached object, a batch at a time. Deltas
+emitted before the first `replace` has been fully processed carry `is_in_initial_list=True`. With
+a `transform`, every added, updated, deleted (tombstones excepted) and listed object is
+transformed before its delta.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ watch of every GameServer until a simulated game starts; then one informer for a
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from agones.client.config import load_kube_config
 from agones.client.rest import RESTClient
@@ -12,16 +13,12 @@ from agones.featuregates import FeatureGates
 from agones.informers import SharedInformerFactory
 from agones.localcluster.nodes.simulated import GameOptions, SharedGameServerStore, SimulatedGame
 from tests.integration.gameserverallocations.harness import harness, ready_game_server
+from tests.waiting import wait_for_async
 
 
-async def _state(rest: RESTClient, name: str, wanted: str) -> str:
-    state = ""
-    for _ in range(250):
-        state = (await rest.get(GAME_SERVERS, name, "default"))["status"].get("state", "")
-        if state == wanted:
-            break
-        await asyncio.sleep(0.02)
-    return state
+async def _requested_ready(rest: RESTClient, name: str) -> bool:
+    gs = await rest.get(GAME_SERVERS, name, "default")
+    return bool(gs["status"].get("state") == "RequestReady")
 
 
 async def test_the_informer_starts_with_the_first_simulated_game() -> None:
@@ -44,8 +41,14 @@ async def test_the_informer_starts_with_the_first_simulated_game() -> None:
                 await asyncio.wait_for(game.start(), 10)
                 assert store.informer is not None
                 assert store.informer.informer().has_synced()
+
                 # the game's Ready() went through the store: no controller here to go on
-                assert await _state(rest, name, "RequestReady") == "RequestReady"
+                await wait_for_async(
+                    functools.partial(_requested_ready, rest, name),
+                    timeout=5,
+                    interval=0.02,
+                    what=f"{name} RequestReady",
+                )
             assert len(factory.informers()) == 1  # both games share the one informer
             cached = store.informer.lister().by_namespace("default").get("second")
             assert cached["metadata"]["name"] == "second"
